@@ -1,0 +1,37 @@
+/* sqrt.h: square root, exactly rounded. */
+#ifndef AMPSCOPE_OPS_SQRT_H
+#define AMPSCOPE_OPS_SQRT_H
+#include <math.h>
+
+#include "../fpe_internal.h"
+
+/* floor(sqrt(r)) for r < 2^62.  The double estimate is off by at most one
+ * and is then corrected with exact integer arithmetic. */
+FPE_INLINE uint64_t fpe_isqrt62(uint64_t r)
+{
+    uint64_t s = (uint64_t)sqrt((double)r);
+    while (s * s > r) s--;
+    while ((s + 1) * (s + 1) <= r) s++;
+    return s;
+}
+
+FPE_INLINE uint32_t fpe_sqrt_k(fpe_format_id f, fpe_env *env, uint32_t a)
+{
+    const fpe_unp ua = fpe_unpack(f, env, a);
+    if (ua.cls == FPE_CLS_NAN) return fpe_propagate_nan(f, env, a, 0);
+    if (ua.cls == FPE_CLS_ZERO) return ua.sign ? fk_sign(f) : 0; /* sqrt(-0) = -0 */
+    if (ua.sign) return fpe_invalid(f, env);                     /* negative, -inf */
+    if (ua.cls == FPE_CLS_INF) return a;
+    /* radicand with its leading one at bit 61 or 60 and an even exponent */
+    int l = FPE_CLZ64(ua.sig) - 2;
+    int32_t e = ua.exp - l;
+    if (e & 1) {
+        l--;
+        e++;
+    }
+    const uint64_t r = ua.sig << l;
+    uint64_t s = fpe_isqrt62(r); /* 31 bits: 7 or more below the last kept */
+    s |= (uint64_t)(s * s != r);
+    return fpe_round_pack(f, env, false, e / 2, s);
+}
+#endif
