@@ -22,12 +22,15 @@ FPE_INLINE uint32_t fpe_div_k(fpe_format_id f, fpe_env *env, uint32_t a, uint32_
         return sbit | fk_inf(f);
     }
     if (ua.cls == FPE_CLS_ZERO) return sbit;
-    /* dividend's leading one at bit 62, divisor's at bit 31: the quotient has
-     * 31 or 32 bits, the remainder becomes its sticky bit */
-    const int la = FPE_CLZ64(ua.sig) - 1, lb = FPE_CLZ64(ub.sig) - 32;
+    /* Both significands with their leading one at bit 23; a long division in
+     * two 31-bit steps gives a 62- or 63-bit quotient (enough for the 32
+     * fraction bits stochastic rounding reads) and the remainder becomes its
+     * sticky bit. */
+    const int la = FPE_CLZ64(ua.sig) - 40, lb = FPE_CLZ64(ub.sig) - 40;
     const uint64_t x = ua.sig << la, y = ub.sig << lb;
-    uint64_t q = x / y;
-    q |= (uint64_t)(x - q * y != 0);
-    return fpe_round_pack(f, env, sign, (ua.exp - la) - (ub.exp - lb), q);
+    const uint64_t n1 = x << 31, q1 = n1 / y, r1 = n1 - q1 * y;
+    const uint64_t n2 = r1 << 31, q2 = n2 / y, r2 = n2 - q2 * y;
+    const uint64_t q = ((q1 << 31) + q2) | (uint64_t)(r2 != 0);
+    return fpe_round_pack(f, env, sign, (ua.exp - la) - (ub.exp - lb) - 62, q);
 }
 #endif

@@ -15,6 +15,26 @@ FPE_INLINE uint64_t fpe_isqrt62(uint64_t r)
     return s;
 }
 
+/* floor(sqrt(r)) for r < 2^124, digit by digit; *exact tells whether the
+ * root is exact.  Used where 31 root bits do not suffice (stochastic modes
+ * read 32 bits below the last kept one). */
+FPE_INLINE uint64_t fpe_isqrt124(unsigned __int128 r, bool *exact)
+{
+    unsigned __int128 root = 0, bit = (unsigned __int128)1 << 122;
+    while (bit > r) bit >>= 2;
+    while (bit != 0) {
+        if (r >= root + bit) {
+            r -= root + bit;
+            root = (root >> 1) + bit;
+        } else {
+            root >>= 1;
+        }
+        bit >>= 2;
+    }
+    *exact = r == 0;
+    return (uint64_t)root;
+}
+
 FPE_INLINE uint32_t fpe_sqrt_k(fpe_format_id f, fpe_env *env, uint32_t a)
 {
     const fpe_unp ua = fpe_unpack(f, env, a);
@@ -28,6 +48,12 @@ FPE_INLINE uint32_t fpe_sqrt_k(fpe_format_id f, fpe_env *env, uint32_t a)
     if (e & 1) {
         l--;
         e++;
+    }
+    if (env->round >= FPE_SR_PROP) {
+        /* a 62-bit root: the radicand 62 bits further up */
+        bool exact;
+        uint64_t root = fpe_isqrt124((unsigned __int128)(ua.sig << l) << 62, &exact);
+        return fpe_round_pack(f, env, false, (e - 62) / 2, root | (uint64_t)!exact);
     }
     const uint64_t r = ua.sig << l;
     uint64_t s = fpe_isqrt62(r); /* 31 bits: 7 or more below the last kept */

@@ -1,0 +1,532 @@
+/* cmd_emu.c: `ampscope emu`, the emulator on the command line.
+ *
+ *   emu testfloat FUNCTION [options]   Berkeley TestFloat 3's line format, for machines
+ *   emu eval FORMAT OP X [Y [Z]]       one operation, explained, for people
+ *
+ * Both run the entries of emu_ops.c; eval only maps its operation names
+ * ("fma", "from-f32") onto TestFloat's ("f16_mulAdd", "f32_to_f16").
+ */
+#define _POSIX_C_SOURCE 200809L /* getline */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "emu_ops.h"
+
+/* Copies a token into buf for a message: at most 24 characters, anything
+ * unprintable shown as '?', so a binary line cannot garble the terminal. */
+static const char *token_for_message(const char *s, size_t len, char *buf, size_t size)
+{
+    size_t shown = len < 24 ? len : 24, i;
+    if (shown > size - 4) shown = size - 4;
+    for (i = 0; i < shown; i++)
+        buf[i] = (s[i] >= 0x20 && s[i] < 0x7F) ? s[i] : '?';
+    if (shown < len) {
+        memcpy(buf + i, "...", 3);
+        i += 3;
+    }
+    buf[i] = '\0';
+    return buf;
+}
+
+/* ======================================================================
+ * emu testfloat
+ * ====================================================================== */
+static void testfloat_help(FILE *out)
+{
+    fprintf(out,
+            "usage: ampscope emu testfloat FUNCTION [-r<mode>] [-tininessbefore|-tininessafter]\n"
+            "                              [-exact|-notexact] [-seed N]\n"
+            "\n"
+            "Berkeley TestFloat 3's interface to the emulator.  Reads test cases from standard\n"
+            "input as testfloat_gen writes them (hex operands, either case, leading zeros\n"
+            "allowed; further fields on a line are ignored) and writes each as \"operands\n"
+            "result flags\" in upper-case hex, as testfloat_ver reads them:\n"
+            "\n"
+            "  testfloat_gen -rminMag f16_mul | ampscope emu testfloat f16_mul -rminMag \\\n"
+            "      | testfloat_ver -rminMag f16_mul\n"
+            "\n"
+            "Widths: f16 and bf16 4 hex digits, f32, i32 and ui32 8, f64, i64 and ui64 16,\n"
+            "booleans 1 digit (0 or 1), flags 2 digits: 01 inexact, 02 underflow, 04 overflow,\n"
+            "08 infinite (divide by zero), 10 invalid.  NaNs follow SoftFloat's x86 (8086-SSE)\n"
+            "specialization.  Output is buffered; lines answered before a bad line are written\n"
+            "out before the program stops.\n"
+            "\n"
+            "options:\n"
+            "  -r<mode>          rounding mode (default near_even), one of:\n");
+    cli_print_wrapped(out, cli_round_names(), 20, 88);
+    fprintf(out,
+            "  -tininessbefore   detect tininess before rounding (default: -tininessafter)\n"
+            "  -exact            roundToInt and conversions to integers raise inexact\n"
+            "  -notexact         ... do not (the default, as in TestFloat)\n"
+            "  -seed N           Philox key for the stochastic modes (default 0); the random\n"
+            "                    index starts at 0 and runs on from line to line\n"
+            "\n"
+            "exit status: 0 all lines answered, 2 bad input (an unknown function or option, a\n"
+            "malformed, short or too wide hex line: the message names the line), 1 otherwise.\n"
+            "\n"
+            "functions (the _r_minMag ones round toward zero whatever -r says):\n");
+    char names[4096];
+    size_t used = 0;
+    for (size_t i = 0; i < emu_function_count && used + 40 < sizeof names; i++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s ", emu_functions[i].name);
+    cli_print_wrapped(out, names, 2, 88);
+}
+
+/* Splits one input line into the function's operands.  The line number is
+ * only for messages. */
+static int testfloat_parse_line(const emu_function *f, const char *line, size_t len,
+                                unsigned long lineno, uint64_t *x)
+{
+    static const char space[] = " \t\r\n\v\f";
+    size_t pos = 0;
+    int found = 0;
+    while (found < f->arity) {
+        while (pos < len && line[pos] != '\0' && strchr(space, line[pos]))
+            pos++;
+        if (pos == len) break;
+        size_t start = pos;
+        while (pos < len && (line[pos] == '\0' || !strchr(space, line[pos])))
+            pos++;
+        emu_type t = f->operand[found];
+        char shown[32];
+        switch (cli_parse_hex(line + start, pos - start, emu_types[t].bits, &x[found])) {
+        case CLI_HEX_OK: break;
+        case CLI_HEX_EMPTY:
+        case CLI_HEX_NOT_HEX:
+            return cli_error(CLI_EINPUT, "line %lu: operand %d '%s' is not a hex number", lineno,
+                             found + 1,
+                             token_for_message(line + start, pos - start, shown, sizeof shown));
+        case CLI_HEX_TOO_WIDE:
+            return cli_error(
+                CLI_EINPUT, "line %lu: operand %d '%s' is too wide for %s (%d hex digits)", lineno,
+                found + 1, token_for_message(line + start, pos - start, shown, sizeof shown),
+                emu_types[t].prefix, (emu_types[t].bits + 3) / 4);
+        }
+        found++;
+    }
+    if (found < f->arity)
+        return cli_error(CLI_EINPUT, "line %lu: expected %d operand%s, got %d", lineno, f->arity,
+                         f->arity == 1 ? "" : "s", found);
+    return CLI_OK;
+}
+
+static void print_hex(FILE *out, emu_type t, uint64_t v)
+{
+    fprintf(out, "%0*" PRIX64, (emu_types[t].bits + 3) / 4, v);
+}
+
+static int testfloat_run(const emu_function *f, fpe_env *env, bool exact, FILE *in, FILE *out)
+{
+    char *line = NULL;
+    size_t capacity = 0;
+    ssize_t len;
+    unsigned long lineno = 0;
+    int status = CLI_OK;
+    errno = 0;
+    while ((len = getline(&line, &capacity, in)) != -1) {
+        uint64_t x[3];
+        status = testfloat_parse_line(f, line, (size_t)len, ++lineno, x);
+        if (status != CLI_OK) break;
+        env->flags = 0;
+        uint64_t result = emu_function_run(f, env, x, exact);
+        for (int k = 0; k < f->arity; k++) {
+            print_hex(out, f->operand[k], x[k]);
+            fputc(' ', out);
+        }
+        print_hex(out, f->result, result);
+        fprintf(out, " %02X\n", (unsigned)env->flags);
+    }
+    if (status == CLI_OK && ferror(in))
+        status = cli_error(CLI_EFAIL, "reading standard input: %s", strerror(errno));
+    free(line);
+    return status;
+}
+
+static int emu_testfloat(int argc, char **argv)
+{
+    cli_set_context("emu testfloat");
+    fpe_env env = fpe_env_default();
+    bool exact = false;
+    const char *name = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (cli_is_help(arg)) {
+            testfloat_help(stdout);
+            return CLI_OK;
+        } else if (strncmp(arg, "-r", 2) == 0) {
+            const char *mode = arg + 2;
+            if (*mode == '\0' && i + 1 < argc) mode = argv[++i]; /* "-r near_even" */
+            if (*mode == '\0')
+                return cli_error(CLI_EINPUT, "-r needs a rounding mode (modes: %s)",
+                                 cli_round_names());
+            fpe_round round;
+            if (cli_parse_round(mode, &round) != CLI_OK)
+                return cli_error(CLI_EINPUT, "unknown rounding mode '%s' (modes: %s)", mode,
+                                 cli_round_names());
+            env.round = (uint8_t)round;
+        } else if (strcmp(arg, "-tininessbefore") == 0) {
+            env.tininess = FPE_TININESS_BEFORE;
+        } else if (strcmp(arg, "-tininessafter") == 0) {
+            env.tininess = FPE_TININESS_AFTER;
+        } else if (strcmp(arg, "-exact") == 0) {
+            exact = true;
+        } else if (strcmp(arg, "-notexact") == 0) {
+            exact = false;
+        } else if (strcmp(arg, "-seed") == 0) {
+            if (i + 1 >= argc || cli_parse_uint(argv[i + 1], UINT64_MAX, &env.sr_seed) != CLI_OK)
+                return cli_error(CLI_EINPUT, "-seed needs a decimal number");
+            i++;
+        } else if (arg[0] == '-') {
+            return cli_error(CLI_EINPUT,
+                             "unknown option '%s' (see 'ampscope emu testfloat --help')", arg);
+        } else if (name) {
+            return cli_error(CLI_EINPUT, "one function at a time ('%s' and '%s')", name, arg);
+        } else {
+            name = arg;
+        }
+    }
+    if (!name)
+        return cli_error(CLI_EINPUT, "missing FUNCTION (see 'ampscope emu testfloat --help')");
+    const emu_function *f = emu_function_find(name);
+    if (!f)
+        return cli_error(CLI_EINPUT,
+                         "unknown function '%s' (the list: 'ampscope emu testfloat --help')", name);
+    return testfloat_run(f, &env, exact, stdin, stdout);
+}
+
+/* ======================================================================
+ * emu eval
+ * ====================================================================== */
+
+/* An eval operation is the TestFloat function prefix + FORMAT + suffix:
+ * "fma" on fp16 is "" "f16" "_mulAdd", "from-f32" on bf16 "f32_to_" "bf16" "". */
+static const struct eval_op {
+    const char *op, *prefix, *suffix, *summary;
+} eval_ops[] = {
+    {"add", "", "_add", "X + Y"},
+    {"sub", "", "_sub", "X - Y"},
+    {"mul", "", "_mul", "X * Y"},
+    {"div", "", "_div", "X / Y"},
+    {"sqrt", "", "_sqrt", "square root of X"},
+    {"fma", "", "_mulAdd", "X * Y + Z with one rounding"},
+    {"round-to-int", "", "_roundToInt", "X rounded to an integral value (--exact: raise inexact)"},
+    {"eq", "", "_eq", "X == Y, quiet"},
+    {"le", "", "_le", "X <= Y, signaling"},
+    {"lt", "", "_lt", "X < Y, signaling"},
+    {"eq-signaling", "", "_eq_signaling", "X == Y, signaling"},
+    {"le-quiet", "", "_le_quiet", "X <= Y, quiet"},
+    {"lt-quiet", "", "_lt_quiet", "X < Y, quiet"},
+    {"from-f16", "f16_to_", "", "X, an fp16 value, converted to FORMAT"},
+    {"from-bf16", "bf16_to_", "", "X, a bf16 value, converted to FORMAT"},
+    {"from-f32", "f32_to_", "", "X, an fp32 value, converted to FORMAT"},
+    {"from-f64", "f64_to_", "", "X, a double, converted to FORMAT"},
+    {"to-f16", "", "_to_f16", "X converted to fp16"},
+    {"to-bf16", "", "_to_bf16", "X converted to bf16"},
+    {"to-f32", "", "_to_f32", "X converted to fp32"},
+    {"to-f64", "", "_to_f64", "X converted to double (always exact)"},
+    {"to-i32", "", "_to_i32", "X converted to int32 in the rounding mode (--exact)"},
+    {"to-ui32", "", "_to_ui32", "... to uint32"},
+    {"to-i64", "", "_to_i64", "... to int64"},
+    {"to-ui64", "", "_to_ui64", "... to uint64"},
+    {"from-i32", "i32_to_", "", "X, an int32, converted to FORMAT"},
+    {"from-ui32", "ui32_to_", "", "... a uint32"},
+    {"from-i64", "i64_to_", "", "... an int64"},
+    {"from-ui64", "ui64_to_", "", "... a uint64"},
+};
+
+static void eval_help(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: ampscope emu eval FORMAT OP X [Y [Z]] [--round MODE] [--tininess before|after]\n"
+        "                         [--ftz] [--daz] [--nan x86|canonical] [--seed N] [--exact]\n"
+        "\n"
+        "Runs one emulated operation and explains the result: its bits, its exact value,\n"
+        "its class and the exception flags it raised.  FORMAT is fp16, bf16 or fp32.\n"
+        "\n"
+        "  ampscope emu eval fp16 from-f32 0.00006666666\n"
+        "  ampscope emu eval bf16 add 1 0x3B80 --round max\n"
+        "\n"
+        "Operands are\n"
+        "  - decimal numbers (1.5, -2e-8), inf, -inf or nan: read by strtod, which rounds\n"
+        "    the decimal to the nearest double (ties to even), then rounded to the operand's\n"
+        "    format by the emulator, to nearest even, whatever --round says (the two steps\n"
+        "    can differ from one direct rounding in rare double-rounding cases).  The\n"
+        "    operation itself then rounds in --round.  For from-f32 the decimal becomes a\n"
+        "    double, then an fp32 value, then FORMAT.  Integers are read exactly;\n"
+        "  - 0x-prefixed bit patterns of the operand's width (4 hex digits for fp16 and\n"
+        "    bf16, 8 for fp32 and 32-bit integers, 16 for doubles and 64-bit integers).\n"
+        "Anything else (1.5x, C99 hex floats, a pattern too wide) is rejected, exit status 2.\n"
+        "\n"
+        "options:\n"
+        "  --round MODE      rounding mode (default near_even), one of:\n");
+    cli_print_wrapped(out, cli_round_names(), 20, 88);
+    fprintf(out,
+
+            "  --tininess WHEN   before or after rounding (default after)\n"
+            "  --ftz, --daz      flush subnormal results / treat subnormal inputs as zero\n"
+            "  --nan SPEC        x86 (default: SoftFloat's 8086-SSE NaNs) or canonical (GPU)\n"
+            "  --seed N          Philox key for the stochastic modes (default 0, index 0)\n"
+            "  --exact           round-to-int and to-<integer> raise inexact\n"
+            "\n"
+            "operations (\"fp16\" may be written for \"f16\", \"fp32\" for \"f32\"):\n");
+    for (size_t i = 0; i < sizeof eval_ops / sizeof eval_ops[0]; i++)
+        fprintf(out, "  %-14s %s\n", eval_ops[i].op, eval_ops[i].summary);
+}
+
+/* "to-fp16" -> "to-f16": both spellings of the formats are accepted. */
+static void eval_normalize_op(const char *op, char *buf, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = op; *p && n + 1 < size; p++) {
+        buf[n++] = *p;
+        if (p[0] == 'f' && p[1] == 'p' && p > op && p[-1] == '-') p++; /* drop the 'p' of "-fp" */
+    }
+    buf[n] = '\0';
+}
+
+/* Reads operand text s as a value of type t (see eval_help).  *rounded is set
+ * when a decimal was not exactly representable in t. */
+static int eval_parse_operand(emu_type t, const char *s, int index, uint64_t *bits, bool *rounded)
+{
+    const emu_type_info *info = &emu_types[t];
+    int digits = (info->bits + 3) / 4;
+    *rounded = false;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        switch (cli_parse_hex(s + 2, strlen(s + 2), info->bits, bits)) {
+        case CLI_HEX_OK: return CLI_OK;
+        case CLI_HEX_TOO_WIDE:
+            return cli_error(CLI_EINPUT, "operand %d '%s' is too wide for %s (%d hex digits)",
+                             index, s, info->display, digits);
+        default: return cli_error(CLI_EINPUT, "operand %d '%s' is not a hex bit pattern", index, s);
+        }
+    }
+    if (emu_type_is_float(t)) {
+        double d;
+        if (cli_parse_decimal(s, &d) != CLI_OK)
+            return cli_error(CLI_EINPUT,
+                             "operand %d '%s' is not a number (give a decimal, inf, -inf, nan, "
+                             "or a 0x bit pattern of %d hex digits)",
+                             index, s, digits);
+        fpe_env rne = fpe_env_default();
+        *bits = emu_from_double(t, &rne, d);
+        *rounded = (rne.flags & (FPE_FLAG_INEXACT | FPE_FLAG_OVERFLOW)) != 0;
+        return CLI_OK;
+    }
+    int status;
+    int64_t v = 0;
+    uint64_t u = 0;
+    switch (t) {
+    case EMU_I32:
+        status = cli_parse_int(s, INT32_MIN, INT32_MAX, &v);
+        u = (uint32_t)v;
+        break;
+    case EMU_I64:
+        status = cli_parse_int(s, INT64_MIN, INT64_MAX, &v);
+        u = (uint64_t)v;
+        break;
+    case EMU_UI32: status = cli_parse_uint(s, UINT32_MAX, &u); break;
+    default: status = cli_parse_uint(s, UINT64_MAX, &u); break;
+    }
+    if (status != CLI_OK)
+        return cli_error(CLI_EINPUT, "operand %d '%s' is not an %s (decimal or 0x%d hex digits)",
+                         index, s, info->display, digits);
+    *bits = u;
+    return CLI_OK;
+}
+
+static void eval_print_value(const char *label, int width, emu_type t, uint64_t bits,
+                             const char *note)
+{
+    char hex[24];
+    snprintf(hex, sizeof hex, "0x%0*" PRIX64, (emu_types[t].bits + 3) / 4, bits);
+    if (t == EMU_BOOL) {
+        printf("  %-7s %-*s %s\n", label, width, bits ? "1" : "0", bits ? "true" : "false");
+        return;
+    }
+    char value[80];
+    if (emu_type_is_float(t)) {
+        double d = emu_to_double(t, bits);
+        if (isnan(d))
+            snprintf(value, sizeof value, "%s", signbit(d) ? "-nan" : "nan");
+        else if (isinf(d) || d == 0)
+            snprintf(value, sizeof value, "%.17g", d);
+        else
+            snprintf(value, sizeof value, "%.17g = %a", d, d);
+        printf("  %-7s %-*s %-6s %-38s %s%s%s\n", label, width, hex, emu_types[t].display, value,
+               emu_classify(t, bits), note[0] ? "  " : "", note);
+    } else {
+        if (t == EMU_I32)
+            snprintf(value, sizeof value, "%" PRId32, (int32_t)(uint32_t)bits);
+        else if (t == EMU_I64)
+            snprintf(value, sizeof value, "%" PRId64, (int64_t)bits);
+        else
+            snprintf(value, sizeof value, "%" PRIu64, bits);
+        printf("  %-7s %-*s %-6s %s%s%s\n", label, width, hex, emu_types[t].display, value,
+               note[0] ? "  " : "", note);
+    }
+}
+
+static int emu_eval(int argc, char **argv)
+{
+    cli_set_context("emu eval");
+    fpe_env env = fpe_env_default();
+    bool exact = false, options_done = false;
+    const char *args[6];
+    int nargs = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *value;
+        int m;
+        /* Only "--" options: "-1.5" and "-inf" are operands. */
+        if (options_done || strncmp(arg, "--", 2) != 0) {
+            if (!options_done && strcmp(arg, "-h") == 0) {
+                eval_help(stdout);
+                return CLI_OK;
+            }
+            if (nargs == 5) return cli_error(CLI_EINPUT, "too many arguments at '%s'", arg);
+            args[nargs++] = arg;
+        } else if (strcmp(arg, "--") == 0) {
+            options_done = true;
+        } else if (strcmp(arg, "--help") == 0) {
+            eval_help(stdout);
+            return CLI_OK;
+        } else if ((m = cli_option_value(argc, argv, &i, "round", &value)) != 0) {
+            fpe_round round;
+            if (m < 0) return m;
+            if (cli_parse_round(value, &round) != CLI_OK)
+                return cli_error(CLI_EINPUT, "unknown rounding mode '%s' (modes: %s)", value,
+                                 cli_round_names());
+            env.round = (uint8_t)round;
+        } else if ((m = cli_option_value(argc, argv, &i, "tininess", &value)) != 0) {
+            if (m < 0) return m;
+            if (strcmp(value, "before") == 0)
+                env.tininess = FPE_TININESS_BEFORE;
+            else if (strcmp(value, "after") == 0)
+                env.tininess = FPE_TININESS_AFTER;
+            else
+                return cli_error(CLI_EINPUT, "--tininess takes before or after, not '%s'", value);
+        } else if ((m = cli_option_value(argc, argv, &i, "nan", &value)) != 0) {
+            if (m < 0) return m;
+            if (strcmp(value, "x86") == 0)
+                env.nan = FPE_NAN_X86;
+            else if (strcmp(value, "canonical") == 0)
+                env.nan = FPE_NAN_CANONICAL;
+            else
+                return cli_error(CLI_EINPUT, "--nan takes x86 or canonical, not '%s'", value);
+        } else if ((m = cli_option_value(argc, argv, &i, "seed", &value)) != 0) {
+            if (m < 0) return m;
+            if (cli_parse_uint(value, UINT64_MAX, &env.sr_seed) != CLI_OK)
+                return cli_error(CLI_EINPUT, "--seed takes a decimal number, not '%s'", value);
+        } else if (strcmp(arg, "--ftz") == 0) {
+            env.ftz = 1;
+        } else if (strcmp(arg, "--daz") == 0) {
+            env.daz = 1;
+        } else if (strcmp(arg, "--exact") == 0) {
+            exact = true;
+        } else {
+            return cli_error(CLI_EINPUT, "unknown option '%s' (see 'ampscope emu eval --help')",
+                             arg);
+        }
+    }
+    if (nargs < 2)
+        return cli_error(CLI_EINPUT, "usage: ampscope emu eval FORMAT OP X [Y [Z]] (see --help)");
+
+    int format = fpe_format_from_name(args[0]);
+    if (format < 0 || format > FPE_FMT_F32)
+        return cli_error(CLI_EINPUT, "unknown format '%s' (fp16, bf16 or fp32)", args[0]);
+    char op[32];
+    eval_normalize_op(args[1], op, sizeof op);
+    const struct eval_op *e = NULL;
+    for (size_t i = 0; i < sizeof eval_ops / sizeof eval_ops[0]; i++)
+        if (strcmp(eval_ops[i].op, op) == 0) e = &eval_ops[i];
+    if (!e)
+        return cli_error(CLI_EINPUT, "unknown operation '%s' (see 'ampscope emu eval --help')",
+                         args[1]);
+    char name[48];
+    snprintf(name, sizeof name, "%s%s%s", e->prefix, emu_types[format].prefix, e->suffix);
+    const emu_function *f = emu_function_find(name);
+    if (!f)
+        return cli_error(CLI_EINPUT, "%s does not apply to %s", args[1], emu_types[format].display);
+    if (nargs - 2 != f->arity)
+        return cli_error(CLI_EINPUT, "%s takes %d operand%s, got %d", args[1], f->arity,
+                         f->arity == 1 ? "" : "s", nargs - 2);
+
+    uint64_t x[3];
+    bool rounded[3];
+    for (int k = 0; k < f->arity; k++) {
+        int status = eval_parse_operand(f->operand[k], args[2 + k], k + 1, &x[k], &rounded[k]);
+        if (status != CLI_OK) return status;
+    }
+    env.flags = 0;
+    uint64_t result = emu_function_run(f, &env, x, exact);
+
+    printf("%s %s", emu_types[format].display, op);
+    for (int k = 0; k < f->arity; k++)
+        printf(" %s", args[2 + k]);
+    printf("   (%s, round %s, tininess %s%s%s%s%s", f->name, fpe_round_name(env.round),
+           env.tininess == FPE_TININESS_BEFORE ? "before" : "after", env.ftz ? ", ftz" : "",
+           env.daz ? ", daz" : "", env.nan == FPE_NAN_CANONICAL ? ", canonical NaN" : "",
+           exact && (f->flags & EMU_USES_EXACT) ? ", exact" : "");
+    if (env.round == FPE_SR_PROP || env.round == FPE_SR_EQUAL)
+        printf(", seed %" PRIu64 " index 0", env.sr_seed);
+    printf(")\n");
+    /* The bits column is as wide as the widest pattern: "0x" + its digits. */
+    int width = 2 + (emu_types[f->result].bits + 3) / 4;
+    for (int k = 0; k < f->arity; k++)
+        if (2 + (emu_types[f->operand[k]].bits + 3) / 4 > width)
+            width = 2 + (emu_types[f->operand[k]].bits + 3) / 4;
+    static const char *labels[3] = {"x", "y", "z"};
+    for (int k = 0; k < f->arity; k++)
+        eval_print_value(labels[k], width, f->operand[k], x[k],
+                         rounded[k] ? "(the decimal rounded to nearest even)" : "");
+    eval_print_value("result", width, f->result, result, "");
+    char flags[64];
+    printf("  %-7s %s\n", "flags", cli_flag_names(env.flags, flags, sizeof flags));
+    return CLI_OK;
+}
+
+/* ======================================================================
+ * emu
+ * ====================================================================== */
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} emu_commands[] = {
+    {"testfloat", emu_testfloat, "Berkeley TestFloat 3 test cases in, results out"},
+    {"eval", emu_eval, "one operation on given operands, explained"},
+};
+
+static void emu_help(FILE *out)
+{
+    fprintf(out, "usage: ampscope emu COMMAND [ARGS]\n\n"
+                 "The bit-exact fp16/bf16/fp32 emulator (emulate/fpe.h) on the command line.\n\n"
+                 "commands:\n");
+    for (size_t i = 0; i < sizeof emu_commands / sizeof emu_commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", emu_commands[i].name, emu_commands[i].summary);
+    fprintf(out, "\n'ampscope emu COMMAND --help' shows a command's options.\n");
+}
+
+int cmd_emu(int argc, char **argv)
+{
+    cli_set_context("emu");
+    if (argc < 2)
+        return cli_error(CLI_EINPUT,
+                         "missing command: testfloat or eval (see 'ampscope emu --help')");
+    if (cli_is_help(argv[1])) {
+        emu_help(stdout);
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < sizeof emu_commands / sizeof emu_commands[0]; i++)
+        if (strcmp(argv[1], emu_commands[i].name) == 0)
+            return emu_commands[i].fn(argc - 1, argv + 1);
+    return cli_error(CLI_EINPUT, "unknown command '%s' (see 'ampscope emu --help')", argv[1]);
+}

@@ -1,0 +1,10 @@
+/* commands.h: the subcommands main() dispatches to.  Each takes its own
+ * argument vector (argv[0] is the command's name) and returns a cli.h
+ * status; `ampscope help CMD` calls it with a trailing "--help". */
+#ifndef AMPSCOPE_COMMANDS_H
+#define AMPSCOPE_COMMANDS_H
+
+int cmd_emu(int argc, char **argv);   /* cmd_emu.c */
+int cmd_bench(int argc, char **argv); /* cmd_bench.c */
+
+#endif

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# cli_bench.sh: `ampscope bench emu` runs, checks its references and writes
+# well-formed CSV.  The rates themselves are not tested (a benchmark, not a
+# test); a disagreement between the emulator and MPFR or F16C is an error.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+A=$AMPSCOPE
+
+run "$A" bench emu --quick --csv
+expect_status 0
+expect_err_empty
+header='kind,operation,format,mode,implementation,rate,unit,target,status,versus,ratio'
+[[ $(printf '%s\n' "$OUT" | head -n 1) == "$header" ]] || fail "CSV header"
+rows=$(printf '%s\n' "$OUT" | tail -n +2)
+# Every row has 11 fields and a positive rate.
+bad=$(printf '%s\n' "$rows" | awk -F, 'NF != 11 || !($6 > 0)' | wc -l)
+[[ $bad == 0 ]] || fail "$bad malformed CSV rows"
+for want in 'scalar,add,fp16,near_even,mpfr,' 'scalar,add,fp16,near_even,emulator,' \
+    'scalar,mul,bf16,stoch_prop,emulator,' 'scalar,fma,fp32,near_even,emulator,' \
+    'scalar,sqrt,bf16,near_even,emulator,' 'array,f32->f16,fp16,minMag,emulator,' \
+    'array,f32->bf16,bf16,stoch_prop,emulator,'; do
+    expect_out_has "$want"
+done
+# Targets carry pass or miss.
+bad=$(printf '%s\n' "$rows" | awk -F, '$8 != "" && $9 != "pass" && $9 != "miss"' | wc -l)
+[[ $bad == 0 ]] || fail "rows with a target but no pass/miss"
+
+run "$A" bench emu --quick
+expect_status 0
+expect_out_has 'x'  # ratios
+expect_out_has 'vs mpfr'
+
+finish
