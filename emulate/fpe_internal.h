@@ -313,16 +313,9 @@ FPE_INLINE uint64_t fpe_normal_to_f64_bits(fpe_format_id f, uint32_t a)
     return sign | ((mag << (52 - fk_fbits(f))) + ((uint64_t)(1023 - fk_bias(f)) << 52));
 }
 
-/* Round-to-odd and stochastic modes of the fast path, out of line. */
-FPE_NOINLINE uint64_t fpe_round_fast_rare(const fpe_env *env, bool sign, uint64_t kept, uint64_t rem,
-                                          int shift)
-{
-    if (env->round == FPE_RO) return kept | 1;
-    return kept + fpe_round_increment(env->round, sign, kept, rem, shift, fpe_sr_word(env));
-}
-
 /* Round the exact binary64 value with bits u to format f when the result is
- * normal and cannot overflow (2^emin <= |u| < 2^emax); false otherwise. */
+ * normal and cannot overflow (2^emin <= |u| < 2^emax) and the mode is one of
+ * the five IEEE modes; false otherwise. */
 FPE_INLINE bool fpe_round_f64_fast(fpe_format_id f, fpe_env *env, uint64_t u, uint32_t *out)
 {
     const uint64_t mag = u & 0x7FFFFFFFFFFFFFFFull;
@@ -336,8 +329,9 @@ FPE_INLINE bool fpe_round_f64_fast(fpe_format_id f, fpe_env *env, uint64_t u, ui
     const uint64_t rem = h & ulp_m1;
     uint64_t kept = h >> shift;
     const int mode = env->round;
+    if (mode > FPE_RU) return false; /* odd and stochastic: the general path */
     env->flags |= rem != 0 ? FPE_FLAG_INEXACT : 0;
-    if (mode <= FPE_RU) {
+    {
         /* add a bias below the last kept bit and truncate: a carry out of the
          * discarded bits is the increment (branch-free on the data) */
         const uint64_t half = (uint64_t)1 << (shift - 1);
@@ -346,8 +340,6 @@ FPE_INLINE bool fpe_round_f64_fast(fpe_format_id f, fpe_env *env, uint64_t u, ui
                               : mode == FPE_RNA ? half
                                                 : ((uint64_t)0 - away) & ulp_m1;
         kept = (h + bias) >> shift;
-    } else if (rem != 0) {
-        kept = fpe_round_fast_rare(env, sign, kept, rem, shift);
     }
     *out = (sign ? fk_sign(f) : 0) | (uint32_t)kept; /* a carry bumps the exponent */
     return true;

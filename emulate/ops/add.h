@@ -12,19 +12,24 @@ FPE_INLINE uint32_t fpe_exact_zero_sum(fpe_format_id f, const fpe_env *env)
 FPE_NOINLINE uint32_t fpe_add_general(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b,
                                       bool subtract);
 
+/* The fast path: normal operands whose sum is exact in binary64 (their
+ * exponents differ by at most 52 - p) and a normal result.  False when it
+ * declines. */
+FPE_INLINE bool fpe_add_fast(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b, bool subtract,
+                             uint32_t *r)
+{
+    if (!fk_is_normal(f, a) || !fk_is_normal(f, b)) return false;
+    const uint32_t ea = fk_expfield(f, a), eb = fk_expfield(f, b);
+    if ((ea > eb ? ea - eb : eb - ea) > (uint32_t)(52 - fk_p(f))) return false;
+    const double x = fpe_f64_from_bits(fpe_normal_to_f64_bits(f, a));
+    const double y = fpe_f64_from_bits(fpe_normal_to_f64_bits(f, b));
+    return fpe_round_f64_fast(f, env, fpe_f64_bits(subtract ? x - y : x + y), r);
+}
+
 FPE_INLINE uint32_t fpe_add_k(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b, bool subtract)
 {
-    /* fast path: normal operands whose sum is exact in binary64 (the
-     * exponents differ by at most 52 - p) */
-    if (fk_is_normal(f, a) && fk_is_normal(f, b)) {
-        const uint32_t ea = fk_expfield(f, a), eb = fk_expfield(f, b);
-        if ((ea > eb ? ea - eb : eb - ea) <= (uint32_t)(52 - fk_p(f))) {
-            const double x = fpe_f64_from_bits(fpe_normal_to_f64_bits(f, a));
-            const double y = fpe_f64_from_bits(fpe_normal_to_f64_bits(f, b));
-            uint32_t r;
-            if (fpe_round_f64_fast(f, env, fpe_f64_bits(subtract ? x - y : x + y), &r)) return r;
-        }
-    }
+    uint32_t r;
+    if (fpe_add_fast(f, env, a, b, subtract, &r)) return r;
     return fpe_add_general(f, env, a, b, subtract);
 }
 

@@ -5,15 +5,20 @@
 
 FPE_NOINLINE uint32_t fpe_mul_general(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b);
 
+/* The fast path: the product of two normal numbers is exact in binary64.
+ * False when it declines (special or subnormal operands or result). */
+FPE_INLINE bool fpe_mul_fast(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b, uint32_t *r)
+{
+    if (!fk_is_normal(f, a) || !fk_is_normal(f, b)) return false;
+    const double x = fpe_f64_from_bits(fpe_normal_to_f64_bits(f, a));
+    const double y = fpe_f64_from_bits(fpe_normal_to_f64_bits(f, b));
+    return fpe_round_f64_fast(f, env, fpe_f64_bits(x * y), r);
+}
+
 FPE_INLINE uint32_t fpe_mul_k(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b)
 {
-    /* fast path: the product of two normal numbers is exact in binary64 */
-    if (fk_is_normal(f, a) && fk_is_normal(f, b)) {
-        const double x = fpe_f64_from_bits(fpe_normal_to_f64_bits(f, a));
-        const double y = fpe_f64_from_bits(fpe_normal_to_f64_bits(f, b));
-        uint32_t r;
-        if (fpe_round_f64_fast(f, env, fpe_f64_bits(x * y), &r)) return r;
-    }
+    uint32_t r;
+    if (fpe_mul_fast(f, env, a, b, &r)) return r;
     return fpe_mul_general(f, env, a, b);
 }
 

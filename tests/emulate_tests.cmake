@@ -1,0 +1,87 @@
+# The emulator's tests.  Included by tests/CMakeLists.txt.
+#
+#   ctest -L unit -j2          every unit test (a few minutes on two cores)
+#   ctest -L exhaustive -j2    all fp16/bf16 operand pairs and all fp32 inputs of the
+#                              f32 -> f16/bf16 conversions, 8 shards per operation
+#
+# Knobs (environment): AMPSCOPE_TEST_SEED (default 20240601), AMPSCOPE_TEST_RANDOM
+# (random cases per operation, format and mode; default 1000000).
+
+# ---- the references -----------------------------------------------------------
+# MPFR oracle and the fast oracle for the exhaustive runs.  They take only the
+# types and fpe_random_bits from ampscope_emu, never its arithmetic.
+add_library(ampscope_oracle STATIC oracle/oracle.c oracle/fast_oracle.c)
+target_include_directories(ampscope_oracle PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/oracle)
+target_link_libraries(ampscope_oracle PUBLIC ampscope_emu PkgConfig::MPFR m)
+set_source_files_properties(oracle/fast_oracle.c PROPERTIES COMPILE_OPTIONS "-O3")
+
+# What the tests share: the emulator called through the oracle's operation codes,
+# the mismatch printer, operand generators.
+add_library(ampscope_test_support STATIC oracle/test_support.c)
+target_link_libraries(ampscope_test_support PUBLIC ampscope_oracle ampscope_emu m)
+
+# One more ctest entry for an executable that already exists (other arguments).
+function(add_ampscope_test_entry)
+  cmake_parse_arguments(T "" "NAME;TARGET;TIMEOUT" "LABELS;ARGS" ${ARGN})
+  if(NOT T_LABELS)
+    set(T_LABELS unit)
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 1500)
+  endif()
+  add_test(NAME ${T_NAME} COMMAND ${T_TARGET} ${T_ARGS})
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" SKIP_RETURN_CODE 77
+                       TIMEOUT ${T_TIMEOUT})
+endfunction()
+
+set(AMPSCOPE_EMU_TEST_LIBS ampscope_test_support ampscope_oracle ampscope_emu PkgConfig::MPFR m)
+
+# ---- unit ------------------------------------------------------------------------
+add_ampscope_test(NAME test_oracle SOURCES test_oracle.c LIBS ${AMPSCOPE_EMU_TEST_LIBS}
+                  TIMEOUT 900)
+add_ampscope_test(NAME test_philox SOURCES test_philox.c LIBS ampscope_emu TIMEOUT 300)
+add_ampscope_test(NAME test_emulate_compare SOURCES test_emulate_compare.c
+                  LIBS ${AMPSCOPE_EMU_TEST_LIBS} TIMEOUT 900)
+add_ampscope_test(NAME test_emulate_options SOURCES test_emulate_options.c
+                  LIBS ${AMPSCOPE_EMU_TEST_LIBS} TIMEOUT 900)
+add_ampscope_test(NAME test_emulate_stochastic SOURCES test_emulate_stochastic.c
+                  LIBS ${AMPSCOPE_EMU_TEST_LIBS} TIMEOUT 900)
+add_ampscope_test(NAME test_chop SOURCES test_chop.c LIBS ${AMPSCOPE_EMU_TEST_LIBS}
+                  TIMEOUT 900)
+add_ampscope_test(NAME test_emulate_convert SOURCES test_emulate_convert.c
+                  LIBS ${AMPSCOPE_EMU_TEST_LIBS} TIMEOUT 900)
+
+# Every fp16 and bf16 input of every unary operation, one entry per format.
+add_executable(test_emulate_unary test_emulate_unary.c)
+target_link_libraries(test_emulate_unary PRIVATE ${AMPSCOPE_EMU_TEST_LIBS} PkgConfig::CHECK)
+foreach(fmt fp16 bf16)
+  add_ampscope_test_entry(NAME test_emulate_unary_${fmt} TARGET test_emulate_unary
+                          ARGS ${fmt} TIMEOUT 900)
+endforeach()
+
+# add, sub, mul, div, mulAdd: special-value tables and random operands, one entry
+# per format and operation so that ctest -j spreads them.
+add_executable(test_emulate_arith test_emulate_arith.c)
+target_link_libraries(test_emulate_arith PRIVATE ${AMPSCOPE_EMU_TEST_LIBS} PkgConfig::CHECK)
+foreach(fmt fp16 bf16 fp32)
+  foreach(op add sub mul div mulAdd)
+    add_ampscope_test_entry(NAME test_emulate_arith_${fmt}_${op} TARGET test_emulate_arith
+                            ARGS ${fmt} ${op} TIMEOUT 900)
+  endforeach()
+endforeach()
+
+# ---- exhaustive (opt-in: ctest -L exhaustive) -----------------------------------
+add_executable(test_emulate_exhaustive test_emulate_exhaustive.c)
+target_link_libraries(test_emulate_exhaustive PRIVATE ampscope_oracle ampscope_emu m)
+target_compile_options(test_emulate_exhaustive PRIVATE -O3)
+set(AMPSCOPE_EXHAUSTIVE_SHARDS 8)
+math(EXPR _last_shard "${AMPSCOPE_EXHAUSTIVE_SHARDS} - 1")
+foreach(op f16_add f16_sub f16_mul f16_div bf16_add bf16_sub bf16_mul bf16_div
+           f32_to_f16 f32_to_bf16)
+  foreach(shard RANGE 0 ${_last_shard})
+    add_ampscope_test_entry(NAME test_emulate_exhaustive_${op}_${shard}
+                            TARGET test_emulate_exhaustive
+                            ARGS --op ${op} --shard ${shard}/${AMPSCOPE_EXHAUSTIVE_SHARDS}
+                            LABELS exhaustive TIMEOUT 7200)
+  endforeach()
+endforeach()
