@@ -9,6 +9,25 @@ FPE_INLINE uint32_t fpe_exact_zero_sum(fpe_format_id f, const fpe_env *env)
     return env->round == FPE_RD ? fk_sign(f) : 0;
 }
 
+/* The sum of two nonzero terms (-1)^sx * x * 2^ex and (-1)^sy * y * 2^ey,
+ * rounded.  The caller places x and y so that an alignment shift of the
+ * smaller term either loses nothing or leaves its sticky bit at least two
+ * places below the rounding position (see add and mulAdd). */
+FPE_INLINE uint32_t fpe_add_terms(fpe_format_id f, fpe_env *env, bool sx, int32_t ex, uint64_t x, bool sy,
+                                  int32_t ey, uint64_t y)
+{
+    if (ex < ey) {
+        uint64_t t = x; x = y; y = t;
+        int32_t te = ex; ex = ey; ey = te;
+        bool ts = sx; sx = sy; sy = ts;
+    }
+    y = fpe_shr_jam64(y, (uint32_t)(ex - ey));
+    if (sx == sy) return fpe_round_pack(f, env, sx, ex, x + y);
+    if (x == y) return fpe_exact_zero_sum(f, env);
+    if (x > y) return fpe_round_pack(f, env, sx, ex, x - y);
+    return fpe_round_pack(f, env, sy, ex, y - x);
+}
+
 FPE_NOINLINE uint32_t fpe_add_general(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b,
                                       bool subtract);
 
@@ -60,18 +79,6 @@ FPE_NOINLINE uint32_t fpe_add_general(fpe_format_id f, fpe_env *env, uint32_t a,
      * smallest exponent).  Significands sit 38 bits up, so an alignment shift
      * of up to 38 is exact and a longer one leaves its sticky bit far below
      * the rounding position. */
-    uint64_t x = ua.sig << 38, y = ub.sig << 38;
-    int32_t ex = ua.exp, ey = ub.exp;
-    bool sx = sa, sy = sb;
-    if (ex < ey) {
-        uint64_t t = x; x = y; y = t;
-        int32_t te = ex; ex = ey; ey = te;
-        bool ts = sx; sx = sy; sy = ts;
-    }
-    y = fpe_shr_jam64(y, (uint32_t)(ex - ey));
-    if (sx == sy) return fpe_round_pack(f, env, sx, ex - 38, x + y);
-    if (x == y) return fpe_exact_zero_sum(f, env);
-    if (x > y) return fpe_round_pack(f, env, sx, ex - 38, x - y);
-    return fpe_round_pack(f, env, sy, ex - 38, y - x);
+    return fpe_add_terms(f, env, sa, ua.exp - 38, ua.sig << 38, sb, ub.exp - 38, ub.sig << 38);
 }
 #endif

@@ -49,16 +49,6 @@ FPE_INLINE uint32_t fpe_mulAdd_k(fpe_format_id f, fpe_env *env, uint32_t a, uint
     l = FPE_CLZ64(uc.sig) - 2;
     uint64_t y = uc.sig << l;
     int32_t ey = uc.exp - l;
-    bool sx = sp, sy = uc.sign;
-    if (ex < ey) {
-        uint64_t t = x; x = y; y = t;
-        int32_t te = ex; ex = ey; ey = te;
-        bool ts = sx; sx = sy; sy = ts;
-    }
-    y = fpe_shr_jam64(y, (uint32_t)(ex - ey));
-    if (sx == sy) return fpe_round_pack(f, env, sx, ex, x + y);
-    if (x == y) return fpe_exact_zero_sum(f, env);
-    if (x > y) return fpe_round_pack(f, env, sx, ex, x - y);
-    return fpe_round_pack(f, env, sy, ex, y - x);
+    return fpe_add_terms(f, env, sp, ex, x, uc.sign, ey, y);
 }
 #endif
