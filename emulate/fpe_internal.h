@@ -295,14 +295,13 @@ FPE_INLINE uint64_t fpe_pack_f64_exact(bool sign, int32_t exp, uint64_t sig)
  * few integer operations.  Callers try this first and fall back to the
  * general path (unpack, compute, fpe_round_pack) when it declines; the two
  * agree bit for bit, which the tests check on every input class. */
-FPE_INLINE bool fk_is_normal(fpe_format_id f, uint32_t a)
-{
-    const uint32_t ef = (a >> fk_fbits(f)) & fk_expfield_max(f);
-    return ef - 1 < fk_expfield_max(f) - 1; /* 1 <= ef <= max-1 */
-}
 FPE_INLINE uint32_t fk_expfield(fpe_format_id f, uint32_t a)
 {
     return (a >> fk_fbits(f)) & fk_expfield_max(f);
+}
+FPE_INLINE bool fk_is_normal(fpe_format_id f, uint32_t a)
+{
+    return fk_expfield(f, a) - 1 < fk_expfield_max(f) - 1; /* 1 <= field <= max-1 */
 }
 
 /* A normal value of format f, exactly, as binary64 bits. */
@@ -327,21 +326,18 @@ FPE_INLINE bool fpe_round_f64_fast(fpe_format_id f, fpe_env *env, uint64_t u, ui
     const uint64_t h = mag - ((uint64_t)(1023 - fk_bias(f)) << 52);
     const uint64_t ulp_m1 = ((uint64_t)1 << shift) - 1;
     const uint64_t rem = h & ulp_m1;
-    uint64_t kept = h >> shift;
     const int mode = env->round;
     if (mode > FPE_RU) return false; /* odd and stochastic: the general path */
     env->flags |= rem != 0 ? FPE_FLAG_INEXACT : 0;
-    {
-        /* add a bias below the last kept bit and truncate: a carry out of the
-         * discarded bits is the increment (branch-free on the data) */
-        const uint64_t half = (uint64_t)1 << (shift - 1);
-        const uint64_t away = mode == FPE_RD ? sign : mode == FPE_RU ? !sign : 0;
-        const uint64_t bias = mode == FPE_RNE   ? half - 1 + (kept & 1)
-                              : mode == FPE_RNA ? half
-                                                : ((uint64_t)0 - away) & ulp_m1;
-        kept = (h + bias) >> shift;
-    }
-    *out = (sign ? fk_sign(f) : 0) | (uint32_t)kept; /* a carry bumps the exponent */
+    /* add a bias below the last kept bit and truncate: a carry out of the
+     * discarded bits is the increment (branch-free on the data) */
+    const uint64_t half = (uint64_t)1 << (shift - 1);
+    const uint64_t away = mode == FPE_RD ? sign : mode == FPE_RU ? !sign : 0;
+    const uint64_t bias = mode == FPE_RNE   ? half - 1 + ((h >> shift) & 1)
+                          : mode == FPE_RNA ? half
+                                            : ((uint64_t)0 - away) & ulp_m1;
+    const uint64_t kept = (h + bias) >> shift; /* a carry bumps the exponent */
+    *out = (sign ? fk_sign(f) : 0) | (uint32_t)kept;
     return true;
 }
 
