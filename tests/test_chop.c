@@ -13,6 +13,7 @@
 
 #include "oracle.h"
 #include "test_support.h"
+#include "check_main.h"
 
 #define N_ELEMS 4099
 
@@ -308,7 +309,6 @@ END_TEST
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0); /* Check's forked children exit without flushing */
     Suite *s = suite_create("chop");
     TCase *tc = tcase_create("chop");
     tcase_set_timeout(tc, 900);
@@ -317,9 +317,5 @@ int main(void)
     tcase_add_test(tc, test_chop_in_place);
     tcase_add_test(tc, test_chop_arguments);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ts_run_suite(s);
 }

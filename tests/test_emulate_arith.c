@@ -15,6 +15,7 @@
 
 #include "oracle.h"
 #include "test_support.h"
+#include "check_main.h"
 
 static fpe_format_id g_fmt = FPE_FMT_F16;
 static orc_op g_op = ORC_ADD;
@@ -98,7 +99,6 @@ static int parse_op(const char *s)
 
 int main(int argc, char **argv)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0); /* Check's forked children exit without flushing */
     if (argc > 1) {
         int f = ts_parse_format(argv[1]);
         int op = argc > 2 ? parse_op(argv[2]) : ORC_ADD;
@@ -115,9 +115,5 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_specials);
     tcase_add_loop_test(tc, test_random, 0, FPE_ROUND_COUNT);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ts_run_suite(s);
 }

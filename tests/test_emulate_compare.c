@@ -11,6 +11,7 @@
 
 #include "oracle.h"
 #include "test_support.h"
+#include "check_main.h"
 
 static void check_all_cmps(ts_checker *ck, fpe_format_id fmt, const fpe_env *env, uint32_t a,
                            uint32_t b)
@@ -93,7 +94,6 @@ END_TEST
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0); /* Check's forked children exit without flushing */
     Suite *s = suite_create("emulate_compare");
     TCase *tc = tcase_create("compare");
     tcase_set_timeout(tc, 900);
@@ -101,9 +101,5 @@ int main(void)
     tcase_add_loop_test(tc, test_compare_random, 0, 3);
     tcase_add_test(tc, test_compare_f16_edges);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ts_run_suite(s);
 }

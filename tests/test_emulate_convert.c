@@ -17,6 +17,7 @@
 
 #include "oracle.h"
 #include "test_support.h"
+#include "check_main.h"
 
 #define F16  FPE_FMT_F16
 #define BF16 FPE_FMT_BF16
@@ -325,7 +326,6 @@ END_TEST
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0); /* Check's forked children exit without flushing */
     Suite *s = suite_create("emulate_convert");
     TCase *tc = tcase_create("convert");
     tcase_set_timeout(tc, 900);
@@ -336,9 +336,5 @@ int main(void)
                         (int)(sizeof f32_unary_ops / sizeof f32_unary_ops[0]));
     tcase_add_test(tc, test_f32_classification);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ts_run_suite(s);
 }

@@ -15,6 +15,7 @@
 #include "hand_cases.h"
 #include "oracle.h"
 #include "test_support.h"
+#include "check_main.h"
 
 START_TEST(test_hand_values_emulator)
 {
@@ -218,7 +219,6 @@ END_TEST
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0); /* Check's forked children exit without flushing */
     Suite *s = suite_create("emulate_options");
     TCase *tc = tcase_create("options");
     tcase_set_timeout(tc, 900);
@@ -230,9 +230,5 @@ int main(void)
     tcase_add_test(tc, test_env_default);
     tcase_add_test(tc, test_names);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ts_run_suite(s);
 }

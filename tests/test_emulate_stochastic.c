@@ -23,6 +23,7 @@
 
 #include "oracle.h"
 #include "test_support.h"
+#include "check_main.h"
 
 #define F16  FPE_FMT_F16
 #define BF16 FPE_FMT_BF16
@@ -399,7 +400,6 @@ END_TEST
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0); /* Check's forked children exit without flushing */
     Suite *s = suite_create("emulate_stochastic");
     TCase *tc = tcase_create("stochastic");
     tcase_set_timeout(tc, 900);
@@ -410,9 +410,5 @@ int main(void)
     tcase_add_loop_test(tc, test_fraction_has_32_bits, 0, N_LONG_FRACTION_CASES);
     tcase_add_test(tc, test_overflow_choice);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ts_run_suite(s);
 }

@@ -15,6 +15,7 @@
 
 #include "oracle.h"
 #include "test_support.h"
+#include "check_main.h"
 
 static fpe_format_id g_fmt = FPE_FMT_F16;
 
@@ -87,7 +88,6 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0); /* Check's forked children exit without flushing */
     if (argc > 1) {
         int f = ts_parse_format(argv[1]);
         if (f < 0 || f == FPE_FMT_F32) {
@@ -102,9 +102,5 @@ int main(int argc, char **argv)
     tcase_add_loop_test(tc, test_unary_all_inputs, 0, N_UNARY);
     tcase_add_test(tc, test_classification_all_inputs);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ts_run_suite(s);
 }

@@ -23,6 +23,7 @@
 #include "hand_cases.h"
 #include "oracle.h"
 #include "test_support.h"
+#include "check_main.h"
 
 static uint64_t dbl_bits(double d)
 {
@@ -481,7 +482,6 @@ END_TEST
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0); /* Check's forked children exit without flushing */
     Suite *s = suite_create("oracle");
     TCase *tc = tcase_create("hand");
     tcase_add_test(tc, test_format_values);
@@ -502,9 +502,5 @@ int main(void)
     tcase_add_test(tf, test_fast_oracle_random);
     tcase_add_test(tf, test_fast_oracle_sweep);
     suite_add_tcase(s, tf);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ts_run_suite(s);
 }

@@ -11,6 +11,7 @@
 
 #include "fpe.h"
 #include "philox.h"
+#include "check_main.h"
 
 typedef struct kat {
     uint32_t ctr[4], key[2], out[4];
@@ -120,7 +121,6 @@ END_TEST
 
 int main(void)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0); /* Check's forked children exit without flushing */
     Suite *s = suite_create("philox");
     TCase *tc = tcase_create("philox");
     tcase_add_loop_test(tc, test_known_answers, 0, (int)(sizeof kats / sizeof kats[0]));
@@ -129,9 +129,5 @@ int main(void)
     tcase_add_test(tc, test_random_bits_balance);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return ts_run_suite(s);
 }
