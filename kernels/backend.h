@@ -1,0 +1,114 @@
+/* backend.h: what the two backends share inside kernels/ (not installed).
+ *
+ * The public functions of kernels.h live in kernels/<op>.c: each validates
+ * its arguments once (with the ak_check_* helpers below) and then calls the
+ * backend's implementation through the op table, b->ops-><op>.  The
+ * implementations are ak_cpu_<op> in kernels/cpu/<op>.c and ak_cuda_<op> in
+ * kernels/cuda/<op>.cu; they may assume valid arguments.
+ *
+ * AK_OPS lists every operation once, with its parameters; the op table's
+ * fields and both backends' declarations are generated from it, so the
+ * three cannot drift apart.
+ */
+#ifndef AMPSCOPE_KERNELS_BACKEND_H
+#define AMPSCOPE_KERNELS_BACKEND_H
+
+#include "kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AK_OPS(OP)                                                                                  \
+    OP(alloc, (ak_backend * b, size_t bytes, void **ptr))                                           \
+    OP(free, (ak_backend * b, void *ptr))                                                           \
+    OP(to_device, (ak_backend * b, void *dst, const void *src, size_t bytes))                       \
+    OP(to_host, (ak_backend * b, void *dst, const void *src, size_t bytes))                         \
+    OP(copy, (ak_backend * b, void *dst, const void *src, size_t bytes))                            \
+    OP(zero, (ak_backend * b, void *ptr, size_t bytes))                                             \
+    OP(sync, (ak_backend * b))                                                                      \
+    OP(fill, (ak_backend * b, ak_tensor t, double value))                                           \
+    OP(cast, (ak_backend * b, ak_tensor dst, ak_tensor src, const ak_rounding *r))                  \
+    OP(scale, (ak_backend * b, ak_tensor x, const float *factor))                                   \
+    OP(unscale_check, (ak_backend * b, const ak_tensor *grads, size_t count, const float *inv_scale, \
+                       float *found_inf))                                                           \
+    OP(stats, (ak_backend * b, ak_tensor x, fpe_format_id target, const float *scale,               \
+               ak_stats *result))                                                                   \
+    OP(opt_step_begin, (ak_backend * b, const ak_opt_config *cfg, ak_opt_state *state,              \
+                        const float *found_inf))                                                    \
+    OP(update, (ak_backend * b, const ak_opt_config *cfg, const ak_param *p,                        \
+                const ak_opt_state *state, const float *found_inf, ak_update_loss *loss))           \
+    OP(gemm, (ak_backend * b, const ak_gemm_args *g))                                               \
+    OP(conv2d_forward, (ak_backend * b, const ak_conv2d *c, ak_tensor y, ak_tensor x, ak_tensor w,  \
+                        ak_tensor bias))                                                            \
+    OP(conv2d_backward, (ak_backend * b, const ak_conv2d *c, ak_tensor dx, ak_tensor dw,            \
+                         ak_tensor dbias, ak_tensor dy, ak_tensor x, ak_tensor w))                  \
+    OP(bias_add, (ak_backend * b, ak_tensor y, ak_tensor bias, size_t rows, size_t cols))           \
+    OP(bias_grad, (ak_backend * b, ak_tensor dbias, ak_tensor dy, size_t rows, size_t cols))        \
+    OP(relu, (ak_backend * b, ak_tensor y, ak_tensor x))                                            \
+    OP(relu_backward, (ak_backend * b, ak_tensor dx, ak_tensor dy, ak_tensor x))                    \
+    OP(maxpool2_forward, (ak_backend * b, size_t planes, size_t h, size_t w, ak_tensor y,           \
+                          ak_tensor x))                                                             \
+    OP(maxpool2_backward, (ak_backend * b, size_t planes, size_t h, size_t w, ak_tensor dx,         \
+                           ak_tensor dy, ak_tensor x))                                              \
+    OP(softmax_xent, (ak_backend * b, size_t batch, size_t classes, ak_tensor logits,               \
+                      const int32_t *labels, const float *scale, float *loss, ak_tensor dlogits,    \
+                      int32_t *correct))                                                            \
+    OP(mse, (ak_backend * b, ak_tensor pred, ak_tensor target, const float *scale, float *loss,     \
+             ak_tensor dpred))
+
+/* The op table: one function pointer per operation. */
+#define AK_OP_FIELD(name, params) int(*name) params;
+typedef struct ak_ops {
+    AK_OPS(AK_OP_FIELD)
+} ak_ops;
+#undef AK_OP_FIELD
+
+/* Both backends' implementations. */
+#define AK_OP_DECLARE(name, params) int ak_cpu_##name params; int ak_cuda_##name params;
+AK_OPS(AK_OP_DECLARE)
+#undef AK_OP_DECLARE
+
+extern const ak_ops ak_cpu_ops;
+extern const ak_ops ak_cuda_ops; /* defined only when built with CUDA */
+
+struct ak_backend {
+    ak_kind kind;
+    const ak_ops *ops;
+    char device[128]; /* device or CPU name */
+    char error[512];  /* the last error's message */
+    void *impl;       /* the backend's own state (cuda: stream, cuBLAS handles) */
+};
+
+/* Every public wrapper starts with AK_BEGIN(b): a NULL backend is AK_EINVAL,
+ * and the previous call's error message is cleared. */
+#define AK_BEGIN(b)                                                                                \
+    do {                                                                                           \
+        if (!(b)) return AK_EINVAL;                                                                \
+        (b)->error[0] = '\0';                                                                      \
+    } while (0)
+
+/* Records "call: message" as b's last error and returns code. */
+int ak_fail(ak_backend *b, int code, const char *call, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* ---- validation, shared by the public wrappers ----------------------------- */
+/* t must have a valid dtype, data aligned to its element size, data != NULL
+ * when n > 0, and exactly n elements when n != (size_t)-1.  what names the
+ * argument in the message ("ak_cast: dst is NULL with 12 elements"). */
+#define AK_ANY_N ((size_t)-1)
+int ak_check_tensor(ak_backend *b, const char *call, const char *what, ak_tensor t, size_t n);
+/* As ak_check_tensor, but an empty tensor (data NULL, n 0) is accepted. */
+int ak_check_optional(ak_backend *b, const char *call, const char *what, ak_tensor t, size_t n);
+/* ptr must be non-NULL and aligned to align bytes. */
+int ak_check_ptr(ak_backend *b, const char *call, const char *what, const void *ptr, size_t align);
+/* a * b without wrapping, or AK_EINVAL naming the call. */
+int ak_check_mul(ak_backend *b, const char *call, const char *what, size_t x, size_t y, size_t *product);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
