@@ -6,5 +6,6 @@
 
 int cmd_emu(int argc, char **argv);   /* cmd_emu.c */
 int cmd_bench(int argc, char **argv); /* cmd_bench.c */
+int bench_kernels(int argc, char **argv); /* bench_kernels.c: `bench kernels` */
 
 #endif

@@ -23,7 +23,7 @@ static const struct command {
     const char *summary;
 } commands[] = {
     {"emu", cmd_emu, "the bit-exact fp16/bf16/fp32 emulator: TestFloat interface, calculator"},
-    {"bench", cmd_bench, "benchmarks: 'bench emu' times the emulator against MPFR and F16C"},
+    {"bench", cmd_bench, "benchmarks: the emulator (bench emu), the kernels (bench kernels)"},
     {"help", cmd_help, "list the commands, or show one command's help"},
     {"version", cmd_version, "print the version"},
 };

@@ -138,13 +138,16 @@ static inline ak_rounding ak_rounding_rne(void)
  * bit-identical to fpe_<src>_to_<dst> with an environment that has
  * env.round = r->mode, the seed and stream of r, sr_index = r->index + i and
  * otherwise fpe_env_default() (tininess after rounding, no FTZ/DAZ, x86
- * NaNs).  Any pair of dtypes; equal dtypes copy.  dst.n == src.n. */
+ * NaNs).  Any pair of dtypes; equal dtypes copy.  dst.n == src.n.  dst and
+ * src must not overlap, unless they are the same tensor (nothing to do). */
 int ak_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *r);
 
 /* ---- scaling, and the fused unscale + finite check -------------------------- */
 /* x[i] *= *factor (factor in backend memory).  fp32: the fp32 product,
  * rounded to nearest even (fpe_f32_mul).  fp16/bf16: the exact product of
- * x[i] and the fp32 factor, rounded once to x's dtype, to nearest even. */
+ * x[i] and the fp32 factor, rounded once to x's dtype, to nearest even;
+ * NaNs as fpe_f32_mul makes them (x86): a NaN x[i] stays itself, quieted,
+ * else a NaN factor gives its payload, else (inf * 0) the default NaN. */
 int ak_scale(ak_backend *b, ak_tensor x, const float *factor);
 
 /* One pass over count tensors (any dtypes): for every element, sets
@@ -152,7 +155,7 @@ int ak_scale(ak_backend *b, ak_tensor x, const float *factor);
  * cleared here: zero it before the step), then multiplies the element by
  * *inv_scale exactly as ak_scale (elements are left alone when *inv_scale
  * is 1).  found_inf and inv_scale are in backend memory; on cuda nothing
- * waits for the host.  This is PyTorch's
+ * waits for the host.  count may be 0 (grads NULL).  This is PyTorch's
  * _amp_foreach_non_finite_check_and_unscale_. */
 int ak_unscale_check(ak_backend *b, const ak_tensor *grads, size_t count, const float *inv_scale,
                      float *found_inf);
@@ -188,7 +191,10 @@ typedef struct ak_stats {
 /* Accumulates the statistics of x (any dtype) into *result (in backend
  * memory): counts and histogram bins are added, amax is the max of both.
  * Zero *result (ak_zero) to start.  scale (backend memory) NULL means 1.
- * target is FPE_FMT_F16, FPE_FMT_BF16 or FPE_FMT_F32.  Exact on both backends. */
+ * target is FPE_FMT_F16, FPE_FMT_BF16 or FPE_FMT_F32.  Any fp32 scale is
+ * taken literally: a negative one classifies as its magnitude, 0 flushes
+ * every finite nonzero x, inf overflows them, and NaN (NaN products)
+ * counts none of them.  Exact on both backends. */
 int ak_stats_accumulate(ak_backend *b, ak_tensor x, fpe_format_id target, const float *scale,
                         ak_stats *result);
 
@@ -241,7 +247,9 @@ typedef struct ak_param {
 /* The rounding loss of updates, accumulated (added) over calls; zero it
  * first.  The "stored" weight is the master when there is one, else the
  * model weights.  intended = the update the optimizer computed (fp32);
- * applied = new stored value - old stored value. */
+ * applied = new stored value - old stored value.  nonzero, lost,
+ * predicted_lost and the sums count only elements whose old stored value,
+ * intended update and new stored value are all finite. */
 typedef struct ak_update_loss {
     uint64_t elements;        /* elements updated */
     uint64_t nonzero;         /* elements whose intended update is nonzero */
@@ -260,6 +268,9 @@ typedef struct ak_update_loss {
  * their format in cfg->round.  If *found_inf is nonzero nothing is written
  * and loss->skipped counts the call; no host round trip on cuda.  state must
  * have been advanced by ak_opt_step_begin for this step.  loss may be NULL.
+ * A NaN produced by the fp32 arithmetic is stored as 0x7FC00000 (then cast).
+ * Tensors: master fp32, model fp16/bf16, at least one of them; grad always;
+ * m for MOMENTUM/ADAM/ADAMW, v for ADAM/ADAMW; all with the same n.
  * Weights, moments and the stored results are bit-identical on both
  * backends; loss counts are exact, its sums agree to rounding. */
 int ak_update(ak_backend *b, const ak_opt_config *cfg, const ak_param *p, const ak_opt_state *state,
@@ -285,7 +296,10 @@ const char *ak_compute_name(ak_compute c); /* "32F", "16F", "32F_FAST_16F", ... 
  * cpu: fp32 through OpenBLAS; the other contracts emulated (inputs rounded
  * to the storage/fast format, products exact, accumulation in fp32, or in
  * fp16 after every addition for 16F).  cuda: cublasGemmEx.  Results agree
- * between backends to the bound stated in kernels/gemm.c. */
+ * between backends to the bound stated in kernels/gemm.c.  As in BLAS:
+ * beta == 0 does not read C (a NaN there is overwritten); k == 0 or
+ * alpha == 0 gives C = beta C without reading A and B.  C must not overlap
+ * A or B.  Sizes and leading dimensions must fit an int. */
 typedef struct ak_gemm_args {
     bool trans_a, trans_b;
     size_t m, n, k;
@@ -306,14 +320,17 @@ int ak_gemm(ak_backend *b, const ak_gemm_args *g);
  * results are rounded once to the output's dtype, to nearest even. */
 
 /* 2-D convolution, cross-correlation as PyTorch computes it, square stride
- * and zero padding; im2col + ak_gemm with the given compute type. */
+ * and zero padding; im2col + ak_gemm with the given compute type.  x, w and
+ * dy share one dtype; y and dw are an output dtype ak_gemm takes for it and
+ * the compute type; dx, bias and dbias may be any dtype (kernels/conv.c
+ * says how each is rounded). */
 typedef struct ak_conv2d {
     size_t batch, in_ch, in_h, in_w;
     size_t out_ch, k_h, k_w;
     size_t stride, pad;
     ak_compute compute;
 } ak_conv2d;
-size_t ak_conv2d_out_h(const ak_conv2d *c); /* (in_h + 2 pad - k_h) / stride + 1 */
+size_t ak_conv2d_out_h(const ak_conv2d *c); /* (in_h + 2 pad - k_h) / stride + 1; 0 if invalid */
 size_t ak_conv2d_out_w(const ak_conv2d *c);
 /* y (batch, out_ch, out_h, out_w) = conv(x (batch, in_ch, in_h, in_w), w (out_ch, in_ch, k_h, k_w)) + bias (out_ch, optional) */
 int ak_conv2d_forward(ak_backend *b, const ak_conv2d *c, ak_tensor y, ak_tensor x, ak_tensor w,
@@ -322,23 +339,33 @@ int ak_conv2d_forward(ak_backend *b, const ak_conv2d *c, ak_tensor y, ak_tensor 
 int ak_conv2d_backward(ak_backend *b, const ak_conv2d *c, ak_tensor dx, ak_tensor dw, ak_tensor dbias,
                        ak_tensor dy, ak_tensor x, ak_tensor w);
 
-/* y[r][c] += bias[c] for a (rows, cols) y. */
+/* The non-conv layers and the losses below take tensors of any dtype, which
+ * may differ within a call; kernels/layers.c and kernels/loss.c state the
+ * precise semantics (NaN rules, bounds between backends). */
+/* y[r][c] += bias[c] for a (rows, cols) y: the exact sum rounded once to y's
+ * dtype (as fpe_<fmt>_add when the dtypes agree).  Bit-exact on both backends. */
 int ak_bias_add(ak_backend *b, ak_tensor y, ak_tensor bias, size_t rows, size_t cols);
-/* dbias[c] = sum over r of dy[r][c] (summed in fp32 or wider; order may differ between backends). */
+/* dbias[c] = sum over r of dy[r][c], summed in double (cpu: in row order;
+ * cuda: any order), rounded once to dbias's dtype; the bound is in layers.c. */
 int ak_bias_grad(ak_backend *b, ak_tensor dbias, ak_tensor dy, size_t rows, size_t cols);
-/* y = max(x, 0) (NaN stays NaN); y may be x. */
+/* y = x where x > 0, else +0 (relu(-0) = +0); a NaN stays the same NaN.
+ * y may be x (same dtype). */
 int ak_relu(ak_backend *b, ak_tensor y, ak_tensor x);
-/* dx = dy where x > 0, else 0; dx may be dy. */
+/* dx = dy where x > 0 or x is NaN (PyTorch's !(x <= 0)), else +0 (also at
+ * x = 0); x may be relu's input or its output; dx may be dy (same dtype). */
 int ak_relu_backward(ak_backend *b, ak_tensor dx, ak_tensor dy, ak_tensor x);
 /* 2x2 max-pooling, stride 2, over planes = batch * channels planes of h x w
- * (h, w even): y (planes, h/2, w/2).  Backward routes dy to the first maximum
- * of each window (row-major order), recomputed from x. */
+ * (h, w even): y (planes, h/2, w/2).  PyTorch's rule: in row-major order an
+ * element replaces the maximum when greater or NaN, so ties give the first
+ * maximum and a window with NaNs its last NaN.  Backward routes dy to that
+ * element, recomputed from x, and writes +0 to the other three. */
 int ak_maxpool2_forward(ak_backend *b, size_t planes, size_t h, size_t w, ak_tensor y, ak_tensor x);
 int ak_maxpool2_backward(ak_backend *b, size_t planes, size_t h, size_t w, ak_tensor dx, ak_tensor dy,
                          ak_tensor x);
 
 /* Softmax cross-entropy over (batch, classes) logits (any dtype, computed in
- * fp32 or wider), labels int32 in [0, classes) in backend memory.
+ * double), labels int32 in [0, classes) in backend memory (cpu: a bad label
+ * is AK_EINVAL naming its row; cuda: its row's loss and gradients are NaN).
  * *loss (backend memory) = the mean loss over the batch.  dlogits (optional,
  * any dtype) = (softmax - onehot) / batch * (*scale), scale NULL meaning 1:
  * the gradient of the scaled loss.  correct (optional, backend memory) =
@@ -346,8 +373,10 @@ int ak_maxpool2_backward(ak_backend *b, size_t planes, size_t h, size_t w, ak_te
 int ak_softmax_xent(ak_backend *b, size_t batch, size_t classes, ak_tensor logits,
                     const int32_t *labels, const float *scale, float *loss, ak_tensor dlogits,
                     int32_t *correct);
-/* Mean squared error over all elements: *loss = mean (pred - target)^2;
- * dpred (optional) = 2 (pred - target) / n * (*scale). */
+/* Mean squared error over all elements: *loss = mean (pred - target)^2
+ * (summed in double); dpred (optional) = 2 (pred - target) / n * (*scale)
+ * in double, rounded once to dpred's dtype.  Outputs are written, not
+ * accumulated. */
 int ak_mse(ak_backend *b, ak_tensor pred, ak_tensor target, const float *scale, float *loss,
            ak_tensor dpred);
 

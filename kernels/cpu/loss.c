@@ -1,15 +1,71 @@
-/* cpu/loss.c: STUB. */
+/* cpu/loss.c: softmax cross-entropy and mean squared error (the
+ * reference): rows and sums in index order, in double. */
 #include "backend.h"
+#include "elem/layers.h"
 
-int ak_cpu_softmax_xent(ak_backend *b, size_t batch, size_t classes, ak_tensor logits, const int32_t *labels, const float *scale, float *loss, ak_tensor dlogits, int32_t *correct)
+static double logit(fpe_format_id f, ak_tensor logits, size_t i)
 {
-    (void)batch; (void)classes; (void)logits; (void)labels; (void)scale; (void)loss; (void)dlogits; (void)correct;
-    return ak_fail(b, AK_ENOTIMPL, "ak_softmax_xent", "not implemented yet");
+    return ak_elem_value(f, ak_layer_load(f, logits.data, i));
 }
 
-int ak_cpu_mse(ak_backend *b, ak_tensor pred, ak_tensor target, const float *scale, float *loss, ak_tensor dpred)
+int ak_cpu_softmax_xent(ak_backend *b, size_t batch, size_t classes, ak_tensor logits,
+                        const int32_t *labels, const float *scale, float *loss, ak_tensor dlogits,
+                        int32_t *correct)
 {
-    (void)pred; (void)target; (void)scale; (void)loss; (void)dpred;
-    return ak_fail(b, AK_ENOTIMPL, "ak_mse", "not implemented yet");
+    /* labels first: nothing is written when one is bad */
+    for (size_t r = 0; r < batch; r++)
+        if (labels[r] < 0 || (size_t)labels[r] >= classes)
+            return ak_fail(b, AK_EINVAL, "ak_softmax_xent", "labels[%zu] is %d, outside [0, %zu)",
+                           r, (int)labels[r], classes);
+    const fpe_format_id fl = (fpe_format_id)logits.dtype, fd = (fpe_format_id)dlogits.dtype;
+    const double g_scale = scale ? (double)*scale : 1.0;
+    double total = 0.0;
+    int32_t hits = 0;
+    for (size_t r = 0; r < batch; r++) {
+        const size_t row = r * classes, label = (size_t)labels[r];
+        size_t amax = 0;
+        double m = logit(fl, logits, row);
+        for (size_t j = 1; j < classes; j++) {
+            const double v = logit(fl, logits, row + j);
+            if (ak_xent_ranks_above(v, (int64_t)j, m, (int64_t)amax)) {
+                m = v;
+                amax = j;
+            }
+        }
+        double s_rest = 0.0;
+        if (ak_xent_row_ok(m))
+            for (size_t j = 0; j < classes; j++)
+                if (j != amax) s_rest += ak_xent_exp(logit(fl, logits, row + j), m);
+        total += ak_xent_row_loss(m, s_rest, logit(fl, logits, row + label));
+        hits += amax == label;
+        if (!dlogits.data) continue;
+        for (size_t j = 0; j < classes; j++) {
+            const double g = ak_xent_grad(logit(fl, logits, row + j), m, s_rest, j == amax,
+                                          j == label, batch, g_scale);
+            ak_layer_store(fd, dlogits.data, row + j, ak_layer_from_f64(fd, g));
+        }
+    }
+    ak_layer_store_f32(loss, total / (double)batch); /* batch 0: NaN, as PyTorch's mean */
+    if (correct) *correct = hits;
+    return AK_OK;
 }
 
+int ak_cpu_mse(ak_backend *b, ak_tensor pred, ak_tensor target, const float *scale, float *loss,
+               ak_tensor dpred)
+{
+    (void)b;
+    const fpe_format_id fp = (fpe_format_id)pred.dtype, ft = (fpe_format_id)target.dtype,
+                        fd = (fpe_format_id)dpred.dtype;
+    const double g_scale = scale ? (double)*scale : 1.0;
+    const size_t n = pred.n;
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const double d =
+            ak_mse_diff(fp, ft, ak_layer_load(fp, pred.data, i), ak_layer_load(ft, target.data, i));
+        sum += d * d;
+        if (dpred.data)
+            ak_layer_store(fd, dpred.data, i, ak_layer_from_f64(fd, ak_mse_grad(d, n, g_scale)));
+    }
+    ak_layer_store_f32(loss, sum / (double)n); /* n 0: NaN */
+    return AK_OK;
+}

@@ -1,15 +1,65 @@
-/* cuda/cast.cu: STUB. */
+/* cuda/cast.cu: casts and scaling on the GPU, one thread per element through
+ * the element code of elem/cast.h (the cpu backend's functions). */
 #include "cuda_backend.h"
+#include "elem/cast.h"
+
+/* Element i of dst = src[i] cast from FROM to TO, with random index r.index + i. */
+template <int FROM, int TO, typename S, typename D>
+__global__ void cast_kernel(D *dst, const S *src, size_t n, ak_rounding r)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += stride)
+        dst[i] = (D)ak_cast_k((fpe_format_id)FROM, (fpe_format_id)TO, r, i, src[i]);
+}
+
+template <int FROM, int TO, typename S, typename D>
+static int launch_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *r)
+{
+    const unsigned grid = ak_grid(b, src.n, AK_CUDA_BLOCK);
+    cast_kernel<FROM, TO, S, D>
+        <<<grid, AK_CUDA_BLOCK, 0, ak_stream(b)>>>((D *)dst.data, (const S *)src.data, src.n, *r);
+    AK_CUDA_LAUNCHED(b, "ak_cast", "cast_kernel");
+    return AK_OK;
+}
 
 extern "C" int ak_cuda_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *r)
 {
-    (void)dst; (void)src; (void)r;
-    return ak_fail(b, AK_ENOTIMPL, "ak_cast", "not implemented yet");
+    if (dst.dtype == src.dtype) {
+        AK_CUDA_TRY(b, "ak_cast",
+                    cudaMemcpyAsync(dst.data, src.data, src.n * ak_dtype_size(src.dtype),
+                                    cudaMemcpyDeviceToDevice, ak_stream(b)));
+        return AK_OK;
+    }
+    switch (src.dtype) {
+    case AK_F32:
+        if (dst.dtype == AK_F16)
+            return launch_cast<AK_F32, AK_F16, uint32_t, uint16_t>(b, dst, src, r);
+        return launch_cast<AK_F32, AK_BF16, uint32_t, uint16_t>(b, dst, src, r);
+    case AK_F16:
+        if (dst.dtype == AK_F32)
+            return launch_cast<AK_F16, AK_F32, uint16_t, uint32_t>(b, dst, src, r);
+        return launch_cast<AK_F16, AK_BF16, uint16_t, uint16_t>(b, dst, src, r);
+    case AK_BF16:
+        if (dst.dtype == AK_F32)
+            return launch_cast<AK_BF16, AK_F32, uint16_t, uint32_t>(b, dst, src, r);
+        return launch_cast<AK_BF16, AK_F16, uint16_t, uint16_t>(b, dst, src, r);
+    }
+    return ak_fail(b, AK_EUNSUPPORTED, "ak_cast", "%s -> %s", ak_dtype_name(src.dtype),
+                   ak_dtype_name(dst.dtype));
+}
+
+/* x *= *factor, the factor read on the device. */
+__global__ void scale_kernel(void *x, size_t n, int dtype, const float *factor)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    ak_scale_span((fpe_format_id)dtype, x, blockIdx.x * (size_t)blockDim.x + threadIdx.x, n, stride,
+                  ak_factor_of(*factor), true);
 }
 
 extern "C" int ak_cuda_scale(ak_backend *b, ak_tensor x, const float *factor)
 {
-    (void)x; (void)factor;
-    return ak_fail(b, AK_ENOTIMPL, "ak_scale", "not implemented yet");
+    const unsigned grid = ak_grid(b, x.n, AK_CUDA_BLOCK);
+    scale_kernel<<<grid, AK_CUDA_BLOCK, 0, ak_stream(b)>>>(x.data, x.n, (int)x.dtype, factor);
+    AK_CUDA_LAUNCHED(b, "ak_scale", "scale_kernel");
+    return AK_OK;
 }
-

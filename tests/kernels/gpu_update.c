@@ -1,0 +1,305 @@
+/* gpu_update: ak_opt_step_begin and ak_update on cuda against the cpu
+ * backend, on the same inputs.
+ *
+ * kernels.h promises weights, model copies, moments and the state bit for
+ * bit, loss counts exactly and loss sums equal up to summation order (here:
+ * within 1e-12 relative).  Every optimizer runs several steps with O0, O2
+ * and O3 layouts, moments and gradients of every dtype, nearest-even and
+ * stochastic rounding, large tensors (a grid-stride loop and many blocks'
+ * atomics), typical training values mixed with special ones, a skipped
+ * step (found-inf set on the device), and guard bytes around every tensor.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "kt.h"
+
+#define NONE (-1)
+
+typedef struct layout {
+    bool master;
+    int model, grad, m, v; /* dtypes or NONE */
+} layout;
+
+/* One backend's tensors of a parameter. */
+typedef struct side {
+    ak_backend *b;
+    kt_buf buf[5]; /* master, model, grad, m, v */
+    ak_param p;
+    ak_opt_state *state;
+    ak_update_loss *loss;
+    float *found_inf;
+} side;
+
+static int dtype_of(const layout *L, int k)
+{
+    switch (k) {
+    case 0: return L->master ? AK_F32 : NONE;
+    case 1: return L->model;
+    case 2: return L->grad;
+    case 3: return L->m;
+    default: return L->v;
+    }
+}
+
+static void side_open(side *s, ak_backend *b, const layout *L, size_t n)
+{
+    memset(s, 0, sizeof *s);
+    s->b = b;
+    ak_tensor *t[5] = {&s->p.master, &s->p.model, &s->p.grad, &s->p.m, &s->p.v};
+    for (int k = 0; k < 5; k++) {
+        const int dt = dtype_of(L, k);
+        if (dt == NONE) {
+            *t[k] = ak_tensor_none();
+            continue;
+        }
+        s->buf[k] = kt_buf_alloc(b, n, (ak_dtype)dt);
+        *t[k] = s->buf[k].t;
+    }
+    s->state = kt_dev_alloc(b, sizeof *s->state);
+    s->loss = kt_dev_alloc(b, sizeof *s->loss);
+    s->found_inf = kt_dev_alloc(b, sizeof(float));
+}
+
+static void side_close(side *s)
+{
+    for (int k = 0; k < 5; k++)
+        if (s->buf[k].base) {
+            ck_assert_msg(kt_buf_guards_ok(&s->buf[k]), "%s: tensor %d's guard bytes",
+                          ak_backend_name(s->b), k);
+            kt_buf_free(&s->buf[k]);
+        }
+    kt_dev_free(s->b, s->state);
+    kt_dev_free(s->b, s->loss);
+    kt_dev_free(s->b, s->found_inf);
+}
+
+/* A value of training size (random sign, magnitude 2^lo .. 2^hi) or, one
+ * time in `special_one_in`, one of kt's corner patterns. */
+static void fill(ts_rng *r, int dt, void *out, size_t n, int lo, int hi, unsigned special_one_in,
+                 bool nonnegative)
+{
+    uint32_t corner[64];
+    uint16_t corner16[64];
+    kt_fill_f32_bits(r, corner, 64);
+    if (dt != AK_F32) kt_fill_u16_bits(r, (fpe_format_id)dt, corner16, 64);
+    fpe_env env = fpe_env_default();
+    for (size_t i = 0; i < n; i++) {
+        const bool special = special_one_in && ts_below(r, special_one_in) == 0;
+        float x = (float)ldexp(1.0 + ts_uniform(r), lo + (int)ts_below(r, (uint32_t)(hi - lo + 1)));
+        if (!nonnegative && ts_below(r, 2)) x = -x;
+        if (ts_below(r, 40) == 0) x = 0;
+        uint32_t bits;
+        memcpy(&bits, &x, 4);
+        if (dt == AK_F32) {
+            ((uint32_t *)out)[i] = special ? corner[ts_below(r, 64)] : bits;
+        } else {
+            const uint16_t h =
+                dt == AK_F16 ? fpe_f32_to_f16(&env, bits) : fpe_f32_to_bf16(&env, bits);
+            ((uint16_t *)out)[i] = special ? corner16[ts_below(r, 64)] : h;
+        }
+    }
+}
+
+static void put_both(side *c, side *g, int k, const void *host)
+{
+    kt_buf_upload(&c->buf[k], host);
+    kt_buf_upload(&g->buf[k], host);
+}
+
+/* Compares tensor k of both sides bit for bit; returns the mismatches. */
+static size_t compare_tensor(side *c, side *g, int k, const char *what)
+{
+    if (!c->buf[k].base) return 0;
+    const size_t n = c->buf[k].t.n, es = ak_dtype_size(c->buf[k].t.dtype);
+    void *hc = malloc(n * es + 8), *hg = malloc(n * es + 8);
+    kt_buf_download(&c->buf[k], hc);
+    kt_buf_download(&g->buf[k], hg);
+    const size_t bad = kt_count_mismatches(what, hg, hc, n, es);
+    free(hc);
+    free(hg);
+    return bad;
+}
+
+static bool sums_agree(double got, double want)
+{
+    if (isnan(got) || isnan(want)) return isnan(got) && isnan(want);
+    if (isinf(got) || isinf(want)) return got == want;
+    return fabs(got - want) <= 1e-12 * fabs(want);
+}
+
+static void compare_all(side *c, side *g, int step)
+{
+    static const char *const names[5] = {"master", "model", "grad", "m", "v"};
+    size_t bad = 0;
+    for (int k = 0; k < 5; k++)
+        bad += compare_tensor(c, g, k, names[k]);
+    ck_assert_msg(bad == 0, "step %d: %zu elements differ between cuda and cpu", step, bad);
+    ak_opt_state sc, sg;
+    kt_dev_get(c->b, &sc, c->state, sizeof sc);
+    kt_dev_get(g->b, &sg, g->state, sizeof sg);
+    ck_assert_int_eq(sg.step, sc.step);
+    ck_assert_msg(sg.beta1_pow == sc.beta1_pow && sg.beta2_pow == sc.beta2_pow,
+                  "state: cuda %.17g %.17g, cpu %.17g %.17g", sg.beta1_pow, sg.beta2_pow,
+                  sc.beta1_pow, sc.beta2_pow);
+    ak_update_loss lc, lg;
+    kt_dev_get(c->b, &lc, c->loss, sizeof lc);
+    kt_dev_get(g->b, &lg, g->loss, sizeof lg);
+    ck_assert_uint_eq(lg.elements, lc.elements);
+    ck_assert_uint_eq(lg.nonzero, lc.nonzero);
+    ck_assert_uint_eq(lg.lost, lc.lost);
+    ck_assert_uint_eq(lg.predicted_lost, lc.predicted_lost);
+    ck_assert_uint_eq(lg.skipped, lc.skipped);
+    ck_assert_msg(sums_agree(lg.sum_abs_err, lc.sum_abs_err), "sum_abs_err: cuda %.17g, cpu %.17g",
+                  lg.sum_abs_err, lc.sum_abs_err);
+    ck_assert_msg(sums_agree(lg.sum_abs_intended, lc.sum_abs_intended),
+                  "sum_abs_intended: cuda %.17g, cpu %.17g", lg.sum_abs_intended,
+                  lc.sum_abs_intended);
+}
+
+/* Runs `steps` steps on both backends (step 2 skipped by found-inf when
+ * there are more than two), comparing after each. */
+static void run_case(ak_opt_config cfg, layout L, size_t n, int steps, unsigned special_one_in,
+                     bool with_loss, uint64_t seed)
+{
+    ak_backend *bc = kt_open_cpu(), *bg = kt_open_cuda();
+    ck_assert_ptr_nonnull(bg);
+    side c, g;
+    side_open(&c, bc, &L, n);
+    side_open(&g, bg, &L, n);
+    ts_rng r;
+    ts_rng_init(&r, ts_seed() ^ seed);
+    void *host = malloc(n * 4 + 8);
+    const int lo[5] = {-10, -10, -12, -14, -20}, hi[5] = {3, 3, 2, -2, -4};
+    for (int k = 0; k < 5; k++) {
+        const int dt = dtype_of(&L, k);
+        if (dt == NONE || k == 2) continue;
+        fill(&r, dt, host, n, lo[k], hi[k], special_one_in, k == 4);
+        put_both(&c, &g, k, host);
+    }
+    for (int s = 1; s <= steps; s++) {
+        fill(&r, L.grad, host, n, lo[2], hi[2], special_one_in, false);
+        put_both(&c, &g, 2, host);
+        const float flag = steps > 2 && s == 2 ? 1.0f : 0.0f;
+        kt_dev_put(bc, c.found_inf, &flag, sizeof flag);
+        kt_dev_put(bg, g.found_inf, &flag, sizeof flag);
+        side *both[2] = {&c, &g};
+        for (int k = 0; k < 2; k++) {
+            side *x = both[k];
+            const float *fi = s % 3 == 0 ? NULL : x->found_inf;
+            int rc = ak_opt_step_begin(x->b, &cfg, x->state, fi);
+            ck_assert_msg(rc == AK_OK, "%s: %s", ak_backend_name(x->b), ak_error(x->b));
+            rc = ak_update(x->b, &cfg, &x->p, x->state, fi, with_loss ? x->loss : NULL);
+            ck_assert_msg(rc == AK_OK, "%s: %s", ak_backend_name(x->b), ak_error(x->b));
+        }
+        ck_assert_int_eq(ak_sync(bg), AK_OK);
+        compare_all(&c, &g, s);
+        cfg.round.index += n;
+    }
+    free(host);
+    side_close(&c);
+    side_close(&g);
+    ak_close(bc);
+    ak_close(bg);
+}
+
+static ak_opt_config config(ak_optimizer kind, float lr, float wd, fpe_round mode)
+{
+    ak_opt_config c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    c.lr = lr;
+    c.weight_decay = wd;
+    c.momentum = 0.9f;
+    c.dampening = kind == AK_OPT_MOMENTUM ? 0.1f : 0;
+    c.beta1 = 0.9f;
+    c.beta2 = 0.999f;
+    c.eps = 1e-8f;
+    c.round = ak_rounding_rne();
+    c.round.mode = mode;
+    c.round.seed = 0x5EED0000ull + (uint64_t)mode;
+    c.round.stream = 3;
+    c.round.index = 77;
+    return c;
+}
+
+static layout lay(bool master, int model, int grad, int m, int v)
+{
+    layout L = {master, model, grad, m, v};
+    return L;
+}
+
+/* Every optimizer with O0, O2 (both model formats, RNE and SR) and O3. */
+START_TEST(every_optimizer_and_layout)
+{
+    const size_t n = 100003;
+    for (int kind = AK_OPT_SGD; kind <= AK_OPT_ADAMW; kind++) {
+        const bool adam = kind >= AK_OPT_ADAM;
+        const float lr = adam ? 1e-3f : 0.01f;
+        const int m32 = kind == AK_OPT_SGD ? NONE : AK_F32, v32 = adam ? AK_F32 : NONE;
+        const int m16 = kind == AK_OPT_SGD ? NONE : AK_BF16, v16 = adam ? AK_F16 : NONE;
+        const struct {
+            layout L;
+            fpe_round mode;
+        } cases[] = {
+            {lay(true, NONE, AK_F32, m32, v32), FPE_RNE},         /* O0 */
+            {lay(true, AK_F16, AK_F16, m32, v32), FPE_RNE},       /* O2 */
+            {lay(true, AK_BF16, AK_BF16, m16, v32), FPE_SR_PROP}, /* O2, SR */
+            {lay(true, AK_F16, AK_F32, m16, v16), FPE_SR_EQUAL},  /* O2, SR, 16-bit moments */
+            {lay(false, AK_F16, AK_F16, m32, v32), FPE_RNE},      /* O3 */
+            {lay(false, AK_F16, AK_F32, m16, v32), FPE_SR_PROP},  /* O3, SR */
+            {lay(false, AK_BF16, AK_BF16, m16, v16), FPE_SR_EQUAL},
+            {lay(false, AK_BF16, AK_F32, m32, v32), FPE_RZ},
+        };
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+            run_case(config((ak_optimizer)kind, lr, k % 2 ? 1e-2f : 0, cases[k].mode), cases[k].L,
+                     n, 4, 0, true, (uint64_t)(kind * 100) + k);
+    }
+}
+END_TEST
+
+/* Special values mixed in (NaNs with payloads, infinities, subnormals,
+ * extremes): the NaNs stored must be the same bits too. */
+START_TEST(special_values)
+{
+    for (int kind = AK_OPT_SGD; kind <= AK_OPT_ADAMW; kind++) {
+        const int m = kind == AK_OPT_SGD ? NONE : AK_F16, v = kind >= AK_OPT_ADAM ? AK_BF16 : NONE;
+        run_case(config((ak_optimizer)kind, 0.5f, 0.25f, FPE_RNE), lay(true, AK_F16, AK_F32, m, v),
+                 50021, 3, 4, true, 1000 + (uint64_t)kind);
+        run_case(config((ak_optimizer)kind, 0.5f, 0.25f, FPE_SR_PROP),
+                 lay(false, AK_BF16, AK_F16, m, v), 50021, 3, 4, true, 1100 + (uint64_t)kind);
+        run_case(config((ak_optimizer)kind, 0.5f, 0, FPE_RO), lay(false, AK_F16, AK_BF16, m, v),
+                 50021, 3, 4, true, 1200 + (uint64_t)kind);
+    }
+}
+END_TEST
+
+/* Millions of elements: many blocks, the grid-stride loop, the per-block
+ * reductions and their atomics; also the update without a loss. */
+START_TEST(large_tensors)
+{
+    const size_t n = (size_t)5 << 20 | 7;
+    run_case(config(AK_OPT_ADAMW, 1e-3f, 0.01f, FPE_SR_PROP),
+             lay(true, AK_BF16, AK_F32, AK_F32, AK_F32), n, 3, 1000, true, 2000);
+    run_case(config(AK_OPT_MOMENTUM, 0.01f, 0, FPE_SR_EQUAL),
+             lay(false, AK_F16, AK_F16, AK_BF16, NONE), n, 3, 1000, true, 2001);
+    run_case(config(AK_OPT_ADAM, 1e-3f, 0, FPE_RNE), lay(false, AK_BF16, AK_BF16, AK_F16, AK_BF16),
+             n, 2, 0, false, 2002);
+}
+END_TEST
+
+int main(void)
+{
+    kt_require_cuda_or_skip();
+    Suite *s = suite_create("kernels_gpu_update");
+    TCase *tc = tcase_create("gpu_update");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, every_optimizer_and_layout);
+    tcase_add_test(tc, special_values);
+    tcase_add_test(tc, large_tensors);
+    suite_add_tcase(s, tc);
+    return ts_run_suite(s);
+}
