@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "fpe.h"
+#include "kernels.h"
 
 #define BENCH_N        (1u << 16)
 #define BENCH_MAX_REPS 9
@@ -375,14 +376,14 @@ static size_t bench_check(bench_data *d, const bench_case *c)
 }
 
 /* ---- timing -------------------------------------------------------------- */
-static double seconds_now(void)
+double bench_seconds_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int compare_double(const void *a, const void *b)
+int bench_compare_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -398,46 +399,27 @@ static double bench_measure(bench_data *d, const bench_case *c, double rep_secon
     unsigned long passes = 1;
     double elapsed;
     for (;;) {
-        double t0 = seconds_now();
+        double t0 = bench_seconds_now();
         for (unsigned long p = 0; p < passes; p++)
             c->pass(d, &env);
-        elapsed = seconds_now() - t0;
+        elapsed = bench_seconds_now() - t0;
         if (elapsed >= rep_seconds / 8 || passes >= (1ul << 30)) break;
         passes *= 2;
     }
     passes = (unsigned long)((double)passes * rep_seconds / (elapsed > 0 ? elapsed : 1e-9)) + 1;
     double rates[BENCH_MAX_REPS];
     for (int r = 0; r < reps; r++) {
-        double t0 = seconds_now();
+        double t0 = bench_seconds_now();
         for (unsigned long p = 0; p < passes; p++)
             c->pass(d, &env);
-        double t = seconds_now() - t0;
+        double t = bench_seconds_now() - t0;
         rates[r] = (double)passes * BENCH_N / (t > 0 ? t : 1e-9) / 1e6;
     }
-    qsort(rates, (size_t)reps, sizeof rates[0], compare_double);
+    qsort(rates, (size_t)reps, sizeof rates[0], bench_compare_double);
     return rates[reps / 2];
 }
 
 /* ---- output -------------------------------------------------------------- */
-static void cpu_model(char *buf, size_t size)
-{
-    snprintf(buf, size, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[256];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0) {
-            const char *colon = strchr(line, ':');
-            if (colon) {
-                snprintf(buf, size, "%s", colon + 2);
-                buf[strcspn(buf, "\n")] = '\0';
-            }
-            break;
-        }
-    }
-    fclose(f);
-}
-
 static void bench_help(FILE *out)
 {
     fprintf(out,
@@ -491,12 +473,13 @@ static int bench_emu(int argc, char **argv)
     if (csv) {
         printf("kind,operation,format,mode,implementation,rate,unit,target,status,versus,ratio\n");
     } else {
-        char cpu[128];
-        cpu_model(cpu, sizeof cpu);
+        ak_backend *cpu_backend = ak_open("cpu", NULL, 0);
+        const char *cpu = cpu_backend ? ak_device_name(cpu_backend) : "unknown";
         printf("ampscope bench emu: one core, %u independent inputs per pass, median of %d "
                "repetitions of ~%.3f s\n",
                BENCH_N, reps, rep_seconds);
         printf("cpu: %s; F16C: %s; MPFR %s\n\n", cpu, have_f16c ? "yes" : "no", mpfr_get_version());
+        ak_close(cpu_backend);
         printf("%-6s %-17s %-6s %-11s %-8s %9s %-8s %-9s %-6s %s\n", "kind", "operation", "format",
                "mode", "impl", "rate", "unit", "target", "status", "versus");
     }

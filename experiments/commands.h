@@ -8,4 +8,8 @@ int cmd_emu(int argc, char **argv);   /* cmd_emu.c */
 int cmd_bench(int argc, char **argv); /* cmd_bench.c */
 int bench_kernels(int argc, char **argv); /* bench_kernels.c: `bench kernels` */
 
+/* What the benchmarks share (cmd_bench.c). */
+double bench_seconds_now(void);                     /* CLOCK_MONOTONIC, seconds */
+int bench_compare_double(const void *a, const void *b); /* for qsort: ascending doubles */
+
 #endif

@@ -14,9 +14,9 @@ LOOP_INLINE void bias_add_loop(int F, ak_tensor y, ak_tensor bias, size_t rows, 
     for (size_t r = 0; r < rows; r++) {
         const size_t row = r * cols;
         for (size_t c = 0; c < cols; c++) {
-            const uint32_t v = ak_layer_load(fy, y.data, row + c);
-            ak_layer_store(fy, y.data, row + c,
-                           ak_bias_add_elem(fy, fb, v, ak_layer_load(fb, bias.data, c)));
+            const uint32_t v = ak_load_bits(fy, y.data, row + c);
+            ak_store_bits(fy, y.data, row + c,
+                           ak_bias_add_elem(fy, fb, v, ak_load_bits(fb, bias.data, c)));
         }
     }
 }
@@ -45,10 +45,10 @@ int ak_cpu_bias_grad(ak_backend *b, ak_tensor dbias, ak_tensor dy, size_t rows, 
         for (size_t r = 0; r < rows; r++) {
             const size_t row = r * cols + c0;
             for (size_t c = 0; c < width; c++)
-                sum[c] += ak_elem_value(fy, ak_layer_load(fy, dy.data, row + c));
+                sum[c] += ak_elem_value(fy, ak_load_bits(fy, dy.data, row + c));
         }
         for (size_t c = 0; c < width; c++)
-            ak_layer_store(fd, dbias.data, c0 + c, ak_layer_from_f64(fd, sum[c]));
+            ak_store_bits(fd, dbias.data, c0 + c, ak_layer_from_f64(fd, sum[c]));
     }
     return AK_OK;
 }
@@ -57,7 +57,7 @@ LOOP_INLINE void relu_loop(int F, ak_tensor y, ak_tensor x)
 {
     const fpe_format_id fy = AK_LAYER_FMT(F, y.dtype), fx = AK_LAYER_FMT(F, x.dtype);
     for (size_t i = 0; i < x.n; i++)
-        ak_layer_store(fy, y.data, i, ak_relu_elem(fy, fx, ak_layer_load(fx, x.data, i)));
+        ak_store_bits(fy, y.data, i, ak_relu_elem(fy, fx, ak_load_bits(fx, x.data, i)));
 }
 
 int ak_cpu_relu(ak_backend *b, ak_tensor y, ak_tensor x)
@@ -72,8 +72,8 @@ LOOP_INLINE void relu_backward_loop(int F, ak_tensor dx, ak_tensor dy, ak_tensor
     const fpe_format_id fdx = AK_LAYER_FMT(F, dx.dtype), fdy = AK_LAYER_FMT(F, dy.dtype),
                         fx = AK_LAYER_FMT(F, x.dtype);
     for (size_t i = 0; i < x.n; i++) {
-        const uint32_t g = ak_layer_load(fdy, dy.data, i), v = ak_layer_load(fx, x.data, i);
-        ak_layer_store(fdx, dx.data, i, ak_relu_backward_elem(fdx, fdy, fx, g, v));
+        const uint32_t g = ak_load_bits(fdy, dy.data, i), v = ak_load_bits(fx, x.data, i);
+        ak_store_bits(fdx, dx.data, i, ak_relu_backward_elem(fdx, fdy, fx, g, v));
     }
 }
 
@@ -98,10 +98,10 @@ LOOP_INLINE void maxpool2_forward_loop(int F, size_t planes, size_t h, size_t w,
             for (size_t ow = 0; ow < w / 2; ow++, o++) {
                 const size_t i00 = row + 2 * ow;
                 const uint32_t v[4] = {
-                    ak_layer_load(fx, x.data, i00), ak_layer_load(fx, x.data, i00 + 1),
-                    ak_layer_load(fx, x.data, i00 + w), ak_layer_load(fx, x.data, i00 + w + 1)};
+                    ak_load_bits(fx, x.data, i00), ak_load_bits(fx, x.data, i00 + 1),
+                    ak_load_bits(fx, x.data, i00 + w), ak_load_bits(fx, x.data, i00 + w + 1)};
                 const int k = ak_maxpool2_pick(fx, v[0], v[1], v[2], v[3]);
-                ak_layer_store(fy, y.data, o, ak_layer_convert(fx, fy, v[k]));
+                ak_store_bits(fy, y.data, o, ak_layer_convert(fx, fy, v[k]));
             }
         }
     }
@@ -129,11 +129,11 @@ LOOP_INLINE void maxpool2_backward_loop(int F, size_t planes, size_t h, size_t w
                 const size_t at[4] = {row + 2 * ow, row + 2 * ow + 1, row + w + 2 * ow,
                                       row + w + 2 * ow + 1};
                 const int k = ak_maxpool2_pick(
-                    fx, ak_layer_load(fx, x.data, at[0]), ak_layer_load(fx, x.data, at[1]),
-                    ak_layer_load(fx, x.data, at[2]), ak_layer_load(fx, x.data, at[3]));
-                const uint32_t g = ak_layer_convert(fdy, fdx, ak_layer_load(fdy, dy.data, o));
+                    fx, ak_load_bits(fx, x.data, at[0]), ak_load_bits(fx, x.data, at[1]),
+                    ak_load_bits(fx, x.data, at[2]), ak_load_bits(fx, x.data, at[3]));
+                const uint32_t g = ak_layer_convert(fdy, fdx, ak_load_bits(fdy, dy.data, o));
                 for (int j = 0; j < 4; j++)
-                    ak_layer_store(fdx, dx.data, at[j], j == k ? g : 0);
+                    ak_store_bits(fdx, dx.data, at[j], j == k ? g : 0);
             }
         }
     }

@@ -5,7 +5,7 @@
 
 static double logit(fpe_format_id f, ak_tensor logits, size_t i)
 {
-    return ak_elem_value(f, ak_layer_load(f, logits.data, i));
+    return ak_elem_value(f, ak_load_bits(f, logits.data, i));
 }
 
 int ak_cpu_softmax_xent(ak_backend *b, size_t batch, size_t classes, ak_tensor logits,
@@ -42,7 +42,7 @@ int ak_cpu_softmax_xent(ak_backend *b, size_t batch, size_t classes, ak_tensor l
         for (size_t j = 0; j < classes; j++) {
             const double g = ak_xent_grad(logit(fl, logits, row + j), m, s_rest, j == amax,
                                           j == label, batch, g_scale);
-            ak_layer_store(fd, dlogits.data, row + j, ak_layer_from_f64(fd, g));
+            ak_store_bits(fd, dlogits.data, row + j, ak_layer_from_f64(fd, g));
         }
     }
     ak_layer_store_f32(loss, total / (double)batch); /* batch 0: NaN, as PyTorch's mean */
@@ -61,10 +61,10 @@ int ak_cpu_mse(ak_backend *b, ak_tensor pred, ak_tensor target, const float *sca
     double sum = 0.0;
     for (size_t i = 0; i < n; i++) {
         const double d =
-            ak_mse_diff(fp, ft, ak_layer_load(fp, pred.data, i), ak_layer_load(ft, target.data, i));
+            ak_mse_diff(fp, ft, ak_load_bits(fp, pred.data, i), ak_load_bits(ft, target.data, i));
         sum += d * d;
         if (dpred.data)
-            ak_layer_store(fd, dpred.data, i, ak_layer_from_f64(fd, ak_mse_grad(d, n, g_scale)));
+            ak_store_bits(fd, dpred.data, i, ak_layer_from_f64(fd, ak_mse_grad(d, n, g_scale)));
     }
     ak_layer_store_f32(loss, sum / (double)n); /* n 0: NaN */
     return AK_OK;

@@ -10,9 +10,9 @@ template <int F> __global__ void bias_add_kernel(ak_tensor y, ak_tensor bias, si
     const fpe_format_id fy = AK_LAYER_FMT(F, y.dtype), fb = AK_LAYER_FMT(F, bias.dtype);
     AK_LAYER_GRID_STRIDE(i, y.n)
     {
-        const uint32_t v = ak_layer_load(fy, y.data, i);
-        ak_layer_store(fy, y.data, i,
-                       ak_bias_add_elem(fy, fb, v, ak_layer_load(fb, bias.data, i % cols)));
+        const uint32_t v = ak_load_bits(fy, y.data, i);
+        ak_store_bits(fy, y.data, i,
+                       ak_bias_add_elem(fy, fb, v, ak_load_bits(fb, bias.data, i % cols)));
     }
 }
 
@@ -46,14 +46,14 @@ __global__ void bias_grad_kernel(ak_tensor dbias, ak_tensor dy, size_t rows, siz
         double s = 0.0;
         if (c < cols)
             for (size_t r = threadIdx.y; r < rows; r += BG_ROWS)
-                s += ak_elem_value(fy, ak_layer_load(fy, dy.data, r * cols + c));
+                s += ak_elem_value(fy, ak_load_bits(fy, dy.data, r * cols + c));
         part[threadIdx.y][threadIdx.x] = s;
         __syncthreads();
         if (threadIdx.y == 0 && c < cols) {
             double t = part[0][threadIdx.x];
             for (int k = 1; k < BG_ROWS; k++)
                 t += part[k][threadIdx.x];
-            ak_layer_store(fd, dbias.data, c, ak_layer_from_f64(fd, t));
+            ak_store_bits(fd, dbias.data, c, ak_layer_from_f64(fd, t));
         }
         __syncthreads(); /* part is reused by the next columns */
     }
@@ -76,7 +76,7 @@ template <int F> __global__ void relu_kernel(ak_tensor y, ak_tensor x)
 {
     const fpe_format_id fy = AK_LAYER_FMT(F, y.dtype), fx = AK_LAYER_FMT(F, x.dtype);
     AK_LAYER_GRID_STRIDE(i, x.n)
-    ak_layer_store(fy, y.data, i, ak_relu_elem(fy, fx, ak_layer_load(fx, x.data, i)));
+    ak_store_bits(fy, y.data, i, ak_relu_elem(fy, fx, ak_load_bits(fx, x.data, i)));
 }
 
 extern "C" int ak_cuda_relu(ak_backend *b, ak_tensor y, ak_tensor x)
@@ -95,8 +95,8 @@ template <int F> __global__ void relu_backward_kernel(ak_tensor dx, ak_tensor dy
                         fx = AK_LAYER_FMT(F, x.dtype);
     AK_LAYER_GRID_STRIDE(i, x.n)
     {
-        const uint32_t g = ak_layer_load(fdy, dy.data, i), v = ak_layer_load(fx, x.data, i);
-        ak_layer_store(fdx, dx.data, i, ak_relu_backward_elem(fdx, fdy, fx, g, v));
+        const uint32_t g = ak_load_bits(fdy, dy.data, i), v = ak_load_bits(fx, x.data, i);
+        ak_store_bits(fdx, dx.data, i, ak_relu_backward_elem(fdx, fdy, fx, g, v));
     }
 }
 
@@ -128,11 +128,11 @@ __global__ void maxpool2_forward_kernel(size_t n_out, size_t h, size_t w, ak_ten
     AK_LAYER_GRID_STRIDE(o, n_out)
     {
         const size_t i00 = window_origin(o, h, w);
-        const uint32_t v[4] = {ak_layer_load(fx, x.data, i00), ak_layer_load(fx, x.data, i00 + 1),
-                               ak_layer_load(fx, x.data, i00 + w),
-                               ak_layer_load(fx, x.data, i00 + w + 1)};
+        const uint32_t v[4] = {ak_load_bits(fx, x.data, i00), ak_load_bits(fx, x.data, i00 + 1),
+                               ak_load_bits(fx, x.data, i00 + w),
+                               ak_load_bits(fx, x.data, i00 + w + 1)};
         const int k = ak_maxpool2_pick(fx, v[0], v[1], v[2], v[3]);
-        ak_layer_store(fy, y.data, o, ak_layer_convert(fx, fy, v[k]));
+        ak_store_bits(fy, y.data, o, ak_layer_convert(fx, fy, v[k]));
     }
 }
 
@@ -161,11 +161,11 @@ __global__ void maxpool2_backward_kernel(size_t n_out, size_t h, size_t w, ak_te
         const size_t i00 = window_origin(o, h, w);
         const size_t at[4] = {i00, i00 + 1, i00 + w, i00 + w + 1};
         const int k =
-            ak_maxpool2_pick(fx, ak_layer_load(fx, x.data, at[0]), ak_layer_load(fx, x.data, at[1]),
-                             ak_layer_load(fx, x.data, at[2]), ak_layer_load(fx, x.data, at[3]));
-        const uint32_t g = ak_layer_convert(fdy, fdx, ak_layer_load(fdy, dy.data, o));
+            ak_maxpool2_pick(fx, ak_load_bits(fx, x.data, at[0]), ak_load_bits(fx, x.data, at[1]),
+                             ak_load_bits(fx, x.data, at[2]), ak_load_bits(fx, x.data, at[3]));
+        const uint32_t g = ak_layer_convert(fdy, fdx, ak_load_bits(fdy, dy.data, o));
         for (int j = 0; j < 4; j++)
-            ak_layer_store(fdx, dx.data, at[j], j == k ? g : 0);
+            ak_store_bits(fdx, dx.data, at[j], j == k ? g : 0);
     }
 }
 

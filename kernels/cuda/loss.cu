@@ -59,7 +59,7 @@ __device__ row_max block_row_max(row_max v, row_max *shared)
 /* ---- softmax cross-entropy ------------------------------------------------- */
 __device__ __forceinline__ double logit_at(fpe_format_id f, const ak_tensor &logits, size_t i)
 {
-    return ak_elem_value(f, ak_layer_load(f, logits.data, i));
+    return ak_elem_value(f, ak_load_bits(f, logits.data, i));
 }
 
 /* One block per row (grid-stride over rows). */
@@ -102,7 +102,7 @@ __global__ void xent_rows_kernel(size_t batch, size_t classes, ak_tensor logits,
         for (size_t j = threadIdx.x; j < classes; j += blockDim.x) {
             const double g = ak_xent_grad(logit_at(fl, logits, row + j), m, s_rest, j == amax,
                                           label_ok && j == (size_t)label, batch, g_scale);
-            ak_layer_store(fd, dlogits.data, row + j, ak_layer_from_f64(fd, g));
+            ak_store_bits(fd, dlogits.data, row + j, ak_layer_from_f64(fd, g));
         }
     }
 }
@@ -174,10 +174,10 @@ __global__ void mse_partial_kernel(ak_tensor pred, ak_tensor target, const float
     AK_LAYER_GRID_STRIDE(i, pred.n)
     {
         const double d =
-            ak_mse_diff(fp, ft, ak_layer_load(fp, pred.data, i), ak_layer_load(ft, target.data, i));
+            ak_mse_diff(fp, ft, ak_load_bits(fp, pred.data, i), ak_load_bits(ft, target.data, i));
         s += d * d;
         if (dpred.data)
-            ak_layer_store(fd, dpred.data, i,
+            ak_store_bits(fd, dpred.data, i,
                            ak_layer_from_f64(fd, ak_mse_grad(d, pred.n, g_scale)));
     }
     s = block_sum(s, shared_sum);

@@ -17,26 +17,6 @@
 #include "kernels.h"
 #include "round.h"
 
-FPE_INLINE uint32_t ak_f32_bits(float f)
-{
-    union {
-        float f;
-        uint32_t u;
-    } v;
-    v.f = f;
-    return v.u;
-}
-
-FPE_INLINE float ak_f32_from_bits(uint32_t u)
-{
-    union {
-        float f;
-        uint32_t u;
-    } v;
-    v.u = u;
-    return v.f;
-}
-
 /* Is the element (of format f) an infinity or a NaN? */
 FPE_INLINE bool ak_nonfinite_k(fpe_format_id f, uint32_t x)
 {

@@ -110,25 +110,6 @@ FPE_INLINE size_t ak_conv_nchw_index(const ak_conv_geom *g, size_t i)
     return (col / g->p * g->out_ch + o) * g->p + col % g->p;
 }
 
-/* ---- element loads and stores -------------------------------------------------- */
-FPE_INLINE uint32_t ak_load_bits(fpe_format_id f, const void *p, size_t i)
-{
-    return f == FPE_FMT_F32 ? ((const uint32_t *)p)[i] : ((const uint16_t *)p)[i];
-}
-
-FPE_INLINE void ak_store_bits(fpe_format_id f, void *p, size_t i, uint32_t bits)
-{
-    if (f == FPE_FMT_F32)
-        ((uint32_t *)p)[i] = bits;
-    else
-        ((uint16_t *)p)[i] = (uint16_t)bits;
-}
-
-FPE_INLINE double ak_load_value(fpe_format_id f, const void *p, size_t i)
-{
-    return ak_elem_value(f, ak_load_bits(f, p, i));
-}
-
 /* ---- the element results ---------------------------------------------------------- */
 /* y's NCHW element i (format yf) from the channel-major GEMM result ycm
  * (format af) and bias (format bf, NULL when none): ycm + bias[o] rounded

@@ -54,19 +54,6 @@ FPE_INLINE int ak_layer_common3(int a, int b, int c)
 }
 
 /* ---- loads, stores, values ---------------------------------------------- */
-FPE_INLINE uint32_t ak_layer_load(fpe_format_id f, const void *p, size_t i)
-{
-    return f == FPE_FMT_F32 ? ((const uint32_t *)p)[i] : ((const uint16_t *)p)[i];
-}
-
-FPE_INLINE void ak_layer_store(fpe_format_id f, void *p, size_t i, uint32_t bits)
-{
-    if (f == FPE_FMT_F32)
-        ((uint32_t *)p)[i] = bits;
-    else
-        ((uint16_t *)p)[i] = (uint16_t)bits;
-}
-
 /* A selected element written to another format: unchanged when the formats
  * agree (relu and max-pooling are exact selections: a NaN keeps its sign and
  * payload, even a signaling one), else converted to nearest even as ak_cast. */
@@ -89,12 +76,7 @@ FPE_INLINE uint32_t ak_layer_from_f64(fpe_format_id f, double d)
 /* *dst = d rounded to fp32 as ak_layer_from_f64 does (the loss outputs). */
 FPE_INLINE void ak_layer_store_f32(float *dst, double d)
 {
-    union {
-        uint32_t u;
-        float f;
-    } v;
-    v.u = ak_layer_from_f64(FPE_FMT_F32, d);
-    *dst = v.f;
+    *dst = ak_f32_from_bits(ak_layer_from_f64(FPE_FMT_F32, d));
 }
 
 FPE_INLINE double ak_layer_nan(void) { return fpe_f64_from_bits(0x7FF8000000000000ull); }

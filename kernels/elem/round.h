@@ -98,4 +98,45 @@ FPE_INLINE double ak_elem_value(fpe_format_id f, uint32_t bits)
     return fpe_to_f64_k(f, &env, bits);
 }
 
+/* ---- elements in memory: bit patterns, fp16/bf16 in the low 16 bits ---- */
+FPE_INLINE uint32_t ak_f32_bits(float f)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v;
+    v.f = f;
+    return v.u;
+}
+
+FPE_INLINE float ak_f32_from_bits(uint32_t u)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v;
+    v.u = u;
+    return v.f;
+}
+
+/* Element i of an array of format f, as bits. */
+FPE_INLINE uint32_t ak_load_bits(fpe_format_id f, const void *p, size_t i)
+{
+    return f == FPE_FMT_F32 ? ((const uint32_t *)p)[i] : ((const uint16_t *)p)[i];
+}
+
+FPE_INLINE void ak_store_bits(fpe_format_id f, void *p, size_t i, uint32_t bits)
+{
+    if (f == FPE_FMT_F32)
+        ((uint32_t *)p)[i] = bits;
+    else
+        ((uint16_t *)p)[i] = (uint16_t)bits;
+}
+
+/* Element i of an array of format f, as its exact double value. */
+FPE_INLINE double ak_load_value(fpe_format_id f, const void *p, size_t i)
+{
+    return ak_elem_value(f, ak_load_bits(f, p, i));
+}
+
 #endif
