@@ -6,6 +6,7 @@
 
 int cmd_emu(int argc, char **argv);   /* cmd_emu.c */
 int cmd_bench(int argc, char **argv); /* cmd_bench.c */
+int cmd_train(int argc, char **argv); /* cmd_train.c */
 int bench_kernels(int argc, char **argv); /* bench_kernels.c: `bench kernels` */
 
 /* What the benchmarks share (cmd_bench.c). */

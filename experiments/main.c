@@ -23,6 +23,7 @@ static const struct command {
     const char *summary;
 } commands[] = {
     {"emu", cmd_emu, "the bit-exact fp16/bf16/fp32 emulator: TestFloat interface, calculator"},
+    {"train", cmd_train, "train a reference network under a precision mode and loss-scale policy"},
     {"bench", cmd_bench, "benchmarks: the emulator (bench emu), the kernels (bench kernels)"},
     {"help", cmd_help, "list the commands, or show one command's help"},
     {"version", cmd_version, "print the version"},
@@ -44,7 +45,7 @@ static void usage(FILE *out)
     for (size_t i = 0; i < COMMAND_COUNT; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\n'ampscope help COMMAND' or 'ampscope COMMAND --help' shows a command's help.\n"
-                 "exit status: 0 success, 2 bad input, 1 any other failure.\n");
+                 "exit status: 0 success, 2 bad input, 3 a training run diverged, 1 any other failure.\n");
 }
 
 /* `ampscope help CMD [SUB...]` is `ampscope CMD [SUB...] --help`. */
@@ -108,5 +109,5 @@ int main(int argc, char **argv)
     if (status == CLI_OK) return 0;
     const char *context = cli_context();
     fprintf(stderr, "ampscope%s%s: %s\n", context[0] ? " " : "", context, cli_error_message());
-    return status == CLI_EINPUT ? 2 : 1;
+    return status == CLI_EINPUT ? 2 : status == CLI_EDIVERGED ? 3 : 1;
 }

@@ -38,6 +38,8 @@ extern "C" {
                         const float *found_inf))                                                    \
     OP(update, (ak_backend * b, const ak_opt_config *cfg, const ak_param *p,                        \
                 const ak_opt_state *state, const float *found_inf, ak_update_loss *loss))           \
+    OP(loss_scale_update, (ak_backend * b, const ak_scaler_config *cfg, ak_scaler_state *state,     \
+                           const float *found_inf))                                                 \
     OP(gemm, (ak_backend * b, const ak_gemm_args *g))                                               \
     OP(conv2d_forward, (ak_backend * b, const ak_conv2d *c, ak_tensor y, ak_tensor x, ak_tensor w,  \
                         ak_tensor bias))                                                            \

@@ -383,4 +383,7 @@ int ak_mse(ak_backend *b, ak_tensor pred, ak_tensor target, const float *scale, 
 #ifdef __cplusplus
 }
 #endif
+
+/* The loss-scale rule and its backend operation, ak_loss_scale_update. */
+#include "loss_scale.h"
 #endif

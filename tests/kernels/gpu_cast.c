@@ -8,20 +8,8 @@
 #include "check_main.h"
 #include "kt.h"
 
+/* Both backends, open during each test (kt_open_both_around). */
 static ak_backend *cpu, *gpu;
-
-static void open_both(void)
-{
-    cpu = kt_open_cpu();
-    gpu = kt_open_cuda();
-    ck_assert_msg(gpu != NULL, "cuda did not open");
-}
-
-static void close_both(void)
-{
-    ak_close(cpu);
-    ak_close(gpu);
-}
 
 /* n host elements of format f (packed): every 16-bit pattern in a shuffled
  * order, repeated, or kt_fill_f32_bits's mix. */
@@ -93,7 +81,6 @@ static const fpe_format_id formats[3] = {FPE_FMT_F16, FPE_FMT_BF16, FPE_FMT_F32}
 START_TEST(every_pair_every_mode)
 {
     const fpe_format_id from = formats[_i / 3], to = formats[_i % 3];
-    open_both();
     const size_t n = ((size_t)1 << 20) + 3;
     void *src = make_inputs(from, n, ts_seed() + (uint64_t)_i);
     for (int mode = 0; mode < FPE_ROUND_COUNT; mode++) {
@@ -103,7 +90,6 @@ START_TEST(every_pair_every_mode)
     }
     ck_assert_uint_eq(compare_cast(from, to, src, 4097, 3, NULL), 0);
     free(src);
-    close_both();
 }
 END_TEST
 
@@ -115,7 +101,6 @@ START_TEST(large_arrays)
                                               {FPE_FMT_F16, FPE_FMT_F32},
                                               {FPE_FMT_BF16, FPE_FMT_F16}};
     static const fpe_round modes[2] = {FPE_RNE, FPE_SR_PROP};
-    open_both();
     const size_t n = ((size_t)1 << 24) + 3;
     for (int p = 0; p < 4; p++) {
         void *src = make_inputs(pairs[p][0], n, ts_seed() + 100 + (uint64_t)p);
@@ -125,14 +110,12 @@ START_TEST(large_arrays)
         }
         free(src);
     }
-    close_both();
 }
 END_TEST
 
 /* Two calls with the index advanced give the bits of one call on cuda too. */
 START_TEST(split_calls_agree)
 {
-    open_both();
     const size_t n = 100003, k = 33331;
     void *src = make_inputs(FPE_FMT_F32, n, ts_seed() + 5);
     uint16_t *one = malloc(n * 2), *two = malloc(n * 2);
@@ -149,7 +132,6 @@ START_TEST(split_calls_agree)
     free(one);
     free(two);
     free(src);
-    close_both();
 }
 END_TEST
 
@@ -178,7 +160,6 @@ static void scale_on(ak_backend *b, fpe_format_id f, const void *x, size_t n, si
 START_TEST(scale_every_factor)
 {
     const fpe_format_id f = formats[_i];
-    open_both();
     const size_t size = ak_dtype_size((ak_dtype)f);
     for (int big = 0; big < 2; big++) {
         const size_t n = big ? ((size_t)1 << 24) + 3 : ((size_t)1 << 18) + 5;
@@ -198,7 +179,6 @@ START_TEST(scale_every_factor)
         free(want);
         free(got);
     }
-    close_both();
 }
 END_TEST
 
@@ -207,6 +187,7 @@ int main(void)
     kt_require_cuda_or_skip();
     Suite *s = suite_create("kernels_gpu_cast");
     TCase *tc = tcase_create("gpu_cast");
+    kt_open_both_around(tc, &cpu, &gpu);
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, every_pair_every_mode, 0, 9);
     tcase_add_test(tc, large_arrays);

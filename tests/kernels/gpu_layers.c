@@ -11,109 +11,23 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "elem/layers.h" /* bit access to host buffers, values, ulp order */
 #include "kt.h"
 
-static const ak_dtype dtypes[3] = {AK_F16, AK_BF16, AK_F32};
-
 /* ---- one tensor on both backends ---------------------------------------------- */
+/* Both backends, open during each test (kt_open_both_around). */
 static ak_backend *cpu, *gpu;
 
-static void open_both(void)
-{
-    cpu = kt_open_cpu();
-    gpu = kt_open_cuda();
-    ck_assert_ptr_nonnull(gpu);
-}
-
-static void close_both(void)
-{
-    ak_close(cpu);
-    ak_close(gpu);
-}
-
-typedef struct twin {
-    kt_buf c, g;
-} twin;
-
-static twin twin_alloc(size_t n, ak_dtype dt)
-{
-    twin t;
-    t.c = kt_buf_alloc(cpu, n, dt);
-    t.g = kt_buf_alloc(gpu, n, dt);
-    return t;
-}
-
-static void twin_put(twin *t, const uint32_t *bits)
-{
-    const size_t n = t->c.t.n;
-    void *h = malloc(n * 4 + 4);
-    for (size_t i = 0; i < n; i++)
-        ak_layer_store((fpe_format_id)t->c.t.dtype, h, i, bits[i]);
-    kt_buf_upload(&t->c, h);
-    kt_buf_upload(&t->g, h);
-    free(h);
-}
-
-static void buf_get(kt_buf *buf, uint32_t *bits)
-{
-    const size_t n = buf->t.n;
-    void *h = malloc(n * 4 + 4);
-    kt_buf_download(buf, h);
-    for (size_t i = 0; i < n; i++)
-        bits[i] = ak_layer_load((fpe_format_id)buf->t.dtype, h, i);
-    free(h);
-}
-
-/* Downloads both copies and counts the elements whose bits differ. */
-static size_t twin_mismatches(const char *what, twin *t)
-{
-    const size_t n = t->c.t.n;
-    uint32_t *c = malloc(n * 4 + 4), *g = malloc(n * 4 + 4);
-    buf_get(&t->c, c);
-    buf_get(&t->g, g);
-    const size_t bad = kt_count_mismatches(what, g, c, n, 4);
-    free(c);
-    free(g);
-    return bad;
-}
-
-static void twin_free(twin *t)
-{
-    ck_assert_msg(kt_buf_guards_ok(&t->c), "cpu guard");
-    ck_assert_msg(kt_buf_guards_ok(&t->g), "cuda guard");
-    kt_buf_free(&t->c);
-    kt_buf_free(&t->g);
-}
+static kt_twin twin_alloc(size_t n, ak_dtype dt) { return kt_twin_alloc(cpu, gpu, n, dt); }
 
 /* Every kind of pattern (specials, boundaries, random bits), or ordinary
- * finite values in [-scale, scale]. */
-static void random_bits(ts_rng *r, ak_dtype dt, uint32_t *out, size_t n)
-{
-    if (dt == AK_F32) {
-        kt_fill_f32_bits(r, out, n);
-        return;
-    }
-    uint16_t *h = malloc(n * sizeof *h + 2);
-    kt_fill_u16_bits(r, (fpe_format_id)dt, h, n);
-    for (size_t i = 0; i < n; i++)
-        out[i] = h[i];
-    free(h);
-}
-
-static void random_values(ts_rng *r, ak_dtype dt, uint32_t *out, size_t n, double scale)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] = ak_layer_from_f64((fpe_format_id)dt, (2.0 * ts_uniform(r) - 1.0) * scale);
-}
-
+ * finite values in [-8, 8]. */
 static uint32_t *random_input(ts_rng *r, ak_dtype dt, size_t n, bool values)
 {
     uint32_t *x = malloc(n * 4 + 4);
     if (values)
-        random_values(r, dt, x, n, 8.0);
+        kt_fill_values(r, dt, x, n, 8.0);
     else
-        random_bits(r, dt, x, n);
+        kt_fill_bits(r, dt, x, n);
     return x;
 }
 
@@ -121,19 +35,19 @@ static uint32_t *random_input(ts_rng *r, ak_dtype dt, size_t n, bool values)
 static void check_relu(ts_rng *r, size_t n, ak_dtype dy, ak_dtype dx, bool values)
 {
     uint32_t *x = random_input(r, dx, n, values);
-    twin tx = twin_alloc(n, dx), ty = twin_alloc(n, dy);
-    twin_put(&tx, x);
+    kt_twin tx = twin_alloc(n, dx), ty = twin_alloc(n, dy);
+    kt_twin_put(&tx, x);
     ck_assert_int_eq(ak_relu(cpu, ty.c.t, tx.c.t), AK_OK);
     ck_assert_int_eq(ak_relu(gpu, ty.g.t, tx.g.t), AK_OK);
-    ck_assert_msg(twin_mismatches("relu y", &ty) == 0, "y %s x %s n %zu", ak_dtype_name(dy),
+    ck_assert_msg(kt_twin_mismatches("relu y", &ty) == 0, "y %s x %s n %zu", ak_dtype_name(dy),
                   ak_dtype_name(dx), n);
     if (dx == dy) { /* in place on the GPU */
         ck_assert_int_eq(ak_relu(gpu, tx.g.t, tx.g.t), AK_OK);
         ck_assert_int_eq(ak_relu(cpu, tx.c.t, tx.c.t), AK_OK);
-        ck_assert_uint_eq(twin_mismatches("relu in place", &tx), 0);
+        ck_assert_uint_eq(kt_twin_mismatches("relu in place", &tx), 0);
     }
-    twin_free(&tx);
-    twin_free(&ty);
+    kt_twin_free(&tx);
+    kt_twin_free(&ty);
     free(x);
 }
 
@@ -141,23 +55,22 @@ static void check_relu_backward(ts_rng *r, size_t n, ak_dtype ddx, ak_dtype ddy,
                                 bool values)
 {
     uint32_t *x = random_input(r, dx, n, values), *g = random_input(r, ddy, n, values);
-    twin tx = twin_alloc(n, dx), tdy = twin_alloc(n, ddy), tdx = twin_alloc(n, ddx);
-    twin_put(&tx, x);
-    twin_put(&tdy, g);
+    kt_twin tx = twin_alloc(n, dx), tdy = twin_alloc(n, ddy), tdx = twin_alloc(n, ddx);
+    kt_twin_put(&tx, x);
+    kt_twin_put(&tdy, g);
     ck_assert_int_eq(ak_relu_backward(cpu, tdx.c.t, tdy.c.t, tx.c.t), AK_OK);
     ck_assert_int_eq(ak_relu_backward(gpu, tdx.g.t, tdy.g.t, tx.g.t), AK_OK);
-    ck_assert_msg(twin_mismatches("relu_backward dx", &tdx) == 0, "dx %s dy %s x %s n %zu",
+    ck_assert_msg(kt_twin_mismatches("relu_backward dx", &tdx) == 0, "dx %s dy %s x %s n %zu",
                   ak_dtype_name(ddx), ak_dtype_name(ddy), ak_dtype_name(dx), n);
-    twin_free(&tx);
-    twin_free(&tdy);
-    twin_free(&tdx);
+    kt_twin_free(&tx);
+    kt_twin_free(&tdy);
+    kt_twin_free(&tdx);
     free(x);
     free(g);
 }
 
 START_TEST(relu_bit_exact)
 {
-    open_both();
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 20);
     /* LeNet activations: conv1 (32 x 6 x 28 x 28), conv2 (32 x 16 x 10 x 10), fc (32 x 120) */
@@ -165,14 +78,14 @@ START_TEST(relu_bit_exact)
     for (size_t s = 0; s < 3; s++)
         for (int d = 0; d < 3; d++)
             for (int v = 0; v < 2; v++) {
-                check_relu(&r, sizes[s], dtypes[d], dtypes[d], v);
-                check_relu_backward(&r, sizes[s], dtypes[d], dtypes[d], dtypes[d], v);
+                check_relu(&r, sizes[s], kt_dtypes[d], kt_dtypes[d], v);
+                check_relu_backward(&r, sizes[s], kt_dtypes[d], kt_dtypes[d], kt_dtypes[d], v);
             }
     for (int c = 0; c < 9; c++)
-        check_relu(&r, 1001, dtypes[c / 3], dtypes[c % 3], false);
+        check_relu(&r, 1001, kt_dtypes[c / 3], kt_dtypes[c % 3], false);
     for (int c = 0; c < 27; c++)
-        check_relu_backward(&r, 1001, dtypes[c / 9], dtypes[c / 3 % 3], dtypes[c % 3], false);
-    close_both();
+        check_relu_backward(&r, 1001, kt_dtypes[c / 9], kt_dtypes[c / 3 % 3], kt_dtypes[c % 3],
+                            false);
 }
 END_TEST
 
@@ -184,45 +97,43 @@ static void check_maxpool(ts_rng *r, size_t planes, size_t h, size_t w, ak_dtype
     if (values) /* ties in some windows: the first of equal maxima */
         for (size_t i = 0; i + 1 < n_in; i += 7)
             x[i + 1] = x[i];
-    twin tx = twin_alloc(n_in, dx), ty = twin_alloc(n_out, dy), tdx = twin_alloc(n_in, ddx),
-         tdy = twin_alloc(n_out, ddy);
-    twin_put(&tx, x);
-    twin_put(&tdy, g);
+    kt_twin tx = twin_alloc(n_in, dx), ty = twin_alloc(n_out, dy), tdx = twin_alloc(n_in, ddx),
+            tdy = twin_alloc(n_out, ddy);
+    kt_twin_put(&tx, x);
+    kt_twin_put(&tdy, g);
     ck_assert_int_eq(ak_maxpool2_forward(cpu, planes, h, w, ty.c.t, tx.c.t), AK_OK);
     ck_assert_int_eq(ak_maxpool2_forward(gpu, planes, h, w, ty.g.t, tx.g.t), AK_OK);
-    ck_assert_msg(twin_mismatches("maxpool2 y", &ty) == 0, "y %s x %s %zux%zux%zu",
+    ck_assert_msg(kt_twin_mismatches("maxpool2 y", &ty) == 0, "y %s x %s %zux%zux%zu",
                   ak_dtype_name(dy), ak_dtype_name(dx), planes, h, w);
     ck_assert_int_eq(ak_maxpool2_backward(cpu, planes, h, w, tdx.c.t, tdy.c.t, tx.c.t), AK_OK);
     ck_assert_int_eq(ak_maxpool2_backward(gpu, planes, h, w, tdx.g.t, tdy.g.t, tx.g.t), AK_OK);
-    ck_assert_msg(twin_mismatches("maxpool2 dx", &tdx) == 0, "dx %s dy %s x %s %zux%zux%zu",
+    ck_assert_msg(kt_twin_mismatches("maxpool2 dx", &tdx) == 0, "dx %s dy %s x %s %zux%zux%zu",
                   ak_dtype_name(ddx), ak_dtype_name(ddy), ak_dtype_name(dx), planes, h, w);
-    twin_free(&tx);
-    twin_free(&ty);
-    twin_free(&tdx);
-    twin_free(&tdy);
+    kt_twin_free(&tx);
+    kt_twin_free(&ty);
+    kt_twin_free(&tdx);
+    kt_twin_free(&tdy);
     free(x);
     free(g);
 }
 
 START_TEST(maxpool_bit_exact)
 {
-    open_both();
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 21);
     for (int d = 0; d < 3; d++) {
         for (int v = 0; v < 2; v++) {
-            const ak_dtype t = dtypes[d];
+            const ak_dtype t = kt_dtypes[d];
             check_maxpool(&r, 32 * 6, 28, 28, t, t, t, t, v);  /* LeNet conv1 -> 14 x 14 */
             check_maxpool(&r, 32 * 16, 10, 10, t, t, t, t, v); /* LeNet conv2 -> 5 x 5 */
         }
     }
     for (int c = 0; c < 9; c++)
-        check_maxpool(&r, 3, 6, 8, dtypes[c % 3], dtypes[c / 3], dtypes[c / 3], dtypes[c % 3],
-                      false);
+        check_maxpool(&r, 3, 6, 8, kt_dtypes[c % 3], kt_dtypes[c / 3], kt_dtypes[c / 3],
+                      kt_dtypes[c % 3], false);
     for (int c = 0; c < 27; c++)
-        check_maxpool(&r, 2, 4, 6, dtypes[c % 3], dtypes[c % 3], dtypes[c / 9], dtypes[c / 3 % 3],
-                      false);
-    close_both();
+        check_maxpool(&r, 2, 4, 6, kt_dtypes[c % 3], kt_dtypes[c % 3], kt_dtypes[c / 9],
+                      kt_dtypes[c / 3 % 3], false);
 }
 END_TEST
 
@@ -231,33 +142,31 @@ static void check_bias_add(ts_rng *r, size_t rows, size_t cols, ak_dtype dy, ak_
 {
     uint32_t *y = random_input(r, dy, rows * cols, values),
              *bias = random_input(r, db, cols, values);
-    twin ty = twin_alloc(rows * cols, dy), tb = twin_alloc(cols, db);
-    twin_put(&ty, y);
-    twin_put(&tb, bias);
+    kt_twin ty = twin_alloc(rows * cols, dy), tb = twin_alloc(cols, db);
+    kt_twin_put(&ty, y);
+    kt_twin_put(&tb, bias);
     ck_assert_int_eq(ak_bias_add(cpu, ty.c.t, tb.c.t, rows, cols), AK_OK);
     ck_assert_int_eq(ak_bias_add(gpu, ty.g.t, tb.g.t, rows, cols), AK_OK);
-    ck_assert_msg(twin_mismatches("bias_add y", &ty) == 0, "y %s bias %s %zux%zu",
+    ck_assert_msg(kt_twin_mismatches("bias_add y", &ty) == 0, "y %s bias %s %zux%zu",
                   ak_dtype_name(dy), ak_dtype_name(db), rows, cols);
-    twin_free(&ty);
-    twin_free(&tb);
+    kt_twin_free(&ty);
+    kt_twin_free(&tb);
     free(y);
     free(bias);
 }
 
 START_TEST(bias_add_bit_exact)
 {
-    open_both();
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 22);
     static const size_t shapes[][2] = {{32, 256}, {512, 4096}, {32, 120}, {32, 84}, {32, 10}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int d = 0; d < 3; d++)
             for (int v = 0; v < 2; v++)
-                check_bias_add(&r, shapes[s][0], shapes[s][1], dtypes[d], dtypes[d], v);
+                check_bias_add(&r, shapes[s][0], shapes[s][1], kt_dtypes[d], kt_dtypes[d], v);
     for (int c = 0; c < 9; c++)
         for (int v = 0; v < 2; v++)
-            check_bias_add(&r, 23, 37, dtypes[c / 3], dtypes[c % 3], v);
-    close_both();
+            check_bias_add(&r, 23, 37, kt_dtypes[c / 3], kt_dtypes[c % 3], v);
 }
 END_TEST
 
@@ -266,10 +175,9 @@ END_TEST
  * it, or below it at the largest finite value). */
 static double ulp_at(ak_dtype dt, uint32_t bits)
 {
-    const fpe_format_id f = (fpe_format_id)dt;
     const uint32_t mag = bits & (dt == AK_F32 ? 0x7FFFFFFFu : 0x7FFFu);
-    const double up = ak_elem_value(f, mag + 1), here = ak_elem_value(f, mag);
-    return isinf(up) ? here - ak_elem_value(f, mag - 1) : up - here;
+    const double up = kt_value(dt, mag + 1), here = kt_value(dt, mag);
+    return isinf(up) ? here - kt_value(dt, mag - 1) : up - here;
 }
 
 static void check_bias_grad(ts_rng *r, size_t rows, size_t cols, ak_dtype dd, ak_dtype dt,
@@ -278,18 +186,17 @@ static void check_bias_grad(ts_rng *r, size_t rows, size_t cols, ak_dtype dd, ak
     const size_t n = rows * cols;
     uint32_t *dy = random_input(r, dt, n, values), *gc = malloc(cols * 4 + 4),
              *gg = malloc(cols * 4 + 4);
-    twin tdy = twin_alloc(n, dt), tdb = twin_alloc(cols, dd);
-    twin_put(&tdy, dy);
+    kt_twin tdy = twin_alloc(n, dt), tdb = twin_alloc(cols, dd);
+    kt_twin_put(&tdy, dy);
     ck_assert_int_eq(ak_bias_grad(cpu, tdb.c.t, tdy.c.t, rows, cols), AK_OK);
     ck_assert_int_eq(ak_bias_grad(gpu, tdb.g.t, tdy.g.t, rows, cols), AK_OK);
-    buf_get(&tdb.c, gc);
-    buf_get(&tdb.g, gg);
+    kt_buf_get(&tdb.c, gc);
+    kt_buf_get(&tdb.g, gg);
     /* fp16 sums of up to 2^13 rows are exact in double: bit for bit */
     const bool exact = dt == AK_F16 && rows <= 8192;
-    const fpe_format_id fd = (fpe_format_id)dd;
     size_t bad = 0;
     for (size_t c = 0; c < cols; c++) {
-        const double vc = ak_elem_value(fd, gc[c]), vg = ak_elem_value(fd, gg[c]);
+        const double vc = kt_value(dd, gc[c]), vg = kt_value(dd, gg[c]);
         bool ok;
         if (exact || isnan(vc) || isnan(vg)) {
             ok = gc[c] == gg[c]; /* NaN: both the default NaN */
@@ -298,11 +205,10 @@ static void check_bias_grad(ts_rng *r, size_t rows, size_t cols, ak_dtype dd, ak
         } else {
             double abs_sum = 0.0;
             for (size_t i = 0; i < rows; i++)
-                abs_sum += fabs(ak_elem_value((fpe_format_id)dt, dy[i * cols + c]));
+                abs_sum += fabs(kt_value(dt, dy[i * cols + c]));
             const double g = (double)(rows ? rows - 1 : 0) * 0x1p-53 * abs_sum;
-            const int64_t kc = ak_layer_order_key(fd, gc[c]), kg = ak_layer_order_key(fd, gg[c]);
             /* one rounding step apart (an overflow to inf included, same sign) */
-            ok = (kc > kg ? kc - kg : kg - kc) <= 1 && (vc < 0) == (vg < 0);
+            ok = kt_ulp_distance(dd, gc[c], gg[c]) <= 1 && (vc < 0) == (vg < 0);
             if (!ok && isfinite(vc) && isfinite(vg)) {
                 const double u = ulp_at(dd, fabs(vc) > fabs(vg) ? gc[c] : gg[c]);
                 ok = fabs(vc - vg) <= 2.0 * g + u;
@@ -313,8 +219,8 @@ static void check_bias_grad(ts_rng *r, size_t rows, size_t cols, ak_dtype dd, ak
                    ak_dtype_name(dd), ak_dtype_name(dt), rows, cols, gg[c], vg, gc[c], vc);
     }
     ck_assert_msg(bad == 0, "%zu columns outside the bound", bad);
-    twin_free(&tdy);
-    twin_free(&tdb);
+    kt_twin_free(&tdy);
+    kt_twin_free(&tdb);
     free(dy);
     free(gc);
     free(gg);
@@ -322,7 +228,6 @@ static void check_bias_grad(ts_rng *r, size_t rows, size_t cols, ak_dtype dd, ak
 
 START_TEST(bias_grad_within_bound)
 {
-    open_both();
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 23);
     /* MLP and LeNet fc layers, a tall thin one, and rows = 0 (zeros) */
@@ -331,19 +236,17 @@ START_TEST(bias_grad_within_bound)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int d = 0; d < 3; d++)
             for (int v = 0; v < 2; v++)
-                check_bias_grad(&r, shapes[s][0], shapes[s][1], dtypes[d], dtypes[d], v);
+                check_bias_grad(&r, shapes[s][0], shapes[s][1], kt_dtypes[d], kt_dtypes[d], v);
     for (int c = 0; c < 9; c++)
         for (int v = 0; v < 2; v++)
-            check_bias_grad(&r, 50, 70, dtypes[c / 3], dtypes[c % 3], v);
-    close_both();
+            check_bias_grad(&r, 50, 70, kt_dtypes[c / 3], kt_dtypes[c % 3], v);
 }
 END_TEST
 
 /* The cuda wrappers check arguments as the cpu's do (one shared wrapper). */
 START_TEST(bad_arguments_on_cuda)
 {
-    open_both();
-    twin f12 = twin_alloc(12, AK_F32), f4 = twin_alloc(4, AK_F32);
+    kt_twin f12 = twin_alloc(12, AK_F32), f4 = twin_alloc(4, AK_F32);
     ck_assert_int_eq(ak_bias_add(gpu, f12.g.t, f4.g.t, 4, 4), AK_EINVAL);
     ck_assert_msg(strstr(ak_error(gpu), "ak_bias_add: y has 12 elements, expected 16"), "%s",
                   ak_error(gpu));
@@ -352,9 +255,8 @@ START_TEST(bad_arguments_on_cuda)
     ck_assert_int_eq(ak_relu(gpu, f4.g.t, f12.g.t), AK_EINVAL);
     ck_assert_int_eq(ak_relu(gpu, ak_tensor_none(), ak_tensor_none()), AK_OK);
     ck_assert_int_eq(ak_sync(gpu), AK_OK);
-    twin_free(&f12);
-    twin_free(&f4);
-    close_both();
+    kt_twin_free(&f12);
+    kt_twin_free(&f4);
 }
 END_TEST
 
@@ -363,6 +265,7 @@ int main(void)
     kt_require_cuda_or_skip();
     Suite *s = suite_create("kernels_gpu_layers");
     TCase *tc = tcase_create("gpu_layers");
+    kt_open_both_around(tc, &cpu, &gpu);
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, relu_bit_exact);
     tcase_add_test(tc, maxpool_bit_exact);

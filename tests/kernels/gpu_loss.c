@@ -11,104 +11,23 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "elem/layers.h" /* bit access to host buffers, values, ulp order */
 #include "kt.h"
 
-static const ak_dtype dtypes[3] = {AK_F16, AK_BF16, AK_F32};
-
+/* Both backends, open during each test (kt_open_both_around). */
 static ak_backend *cpu, *gpu;
 
-static void open_both(void)
-{
-    cpu = kt_open_cpu();
-    gpu = kt_open_cuda();
-    ck_assert_ptr_nonnull(gpu);
-}
-
-static void close_both(void)
-{
-    ak_close(cpu);
-    ak_close(gpu);
-}
-
 /* One tensor (or scalar slot) on both backends. */
-typedef struct twin {
-    kt_buf c, g;
-} twin;
-
-static twin twin_alloc(size_t n, ak_dtype dt)
-{
-    twin t;
-    t.c = kt_buf_alloc(cpu, n, dt);
-    t.g = kt_buf_alloc(gpu, n, dt);
-    return t;
-}
-
-static void twin_upload(twin *t, const void *host)
-{
-    kt_buf_upload(&t->c, host);
-    kt_buf_upload(&t->g, host);
-}
-
-static void twin_put(twin *t, const uint32_t *bits)
-{
-    const size_t n = t->c.t.n;
-    void *h = malloc(n * 4 + 4);
-    for (size_t i = 0; i < n; i++)
-        ak_layer_store((fpe_format_id)t->c.t.dtype, h, i, bits[i]);
-    twin_upload(t, h);
-    free(h);
-}
-
-static void buf_get(kt_buf *buf, uint32_t *bits)
-{
-    const size_t n = buf->t.n;
-    void *h = malloc(n * 4 + 4);
-    kt_buf_download(buf, h);
-    for (size_t i = 0; i < n; i++)
-        bits[i] = ak_layer_load((fpe_format_id)buf->t.dtype, h, i);
-    free(h);
-}
-
-static void twin_free(twin *t)
-{
-    ck_assert_msg(kt_buf_guards_ok(&t->c), "cpu guard");
-    ck_assert_msg(kt_buf_guards_ok(&t->g), "cuda guard");
-    kt_buf_free(&t->c);
-    kt_buf_free(&t->g);
-}
-
-static void random_bits(ts_rng *r, ak_dtype dt, uint32_t *out, size_t n)
-{
-    if (dt == AK_F32) {
-        kt_fill_f32_bits(r, out, n);
-        return;
-    }
-    uint16_t *h = malloc(n * sizeof *h + 2);
-    kt_fill_u16_bits(r, (fpe_format_id)dt, h, n);
-    for (size_t i = 0; i < n; i++)
-        out[i] = h[i];
-    free(h);
-}
+static kt_twin twin_alloc(size_t n, ak_dtype dt) { return kt_twin_alloc(cpu, gpu, n, dt); }
 
 /* Whether two elements of dt agree to within max_ulps: NaN with NaN (both
  * the default NaN: the same bits), an infinity with the same infinity, and
  * otherwise by ulp distance (-0 == +0). */
 static bool agree(ak_dtype dt, uint32_t a, uint32_t b, int max_ulps)
 {
-    const fpe_format_id f = (fpe_format_id)dt;
-    const double va = ak_elem_value(f, a), vb = ak_elem_value(f, b);
+    const double va = kt_value(dt, a), vb = kt_value(dt, b);
     if (isnan(va) || isnan(vb)) return a == b;
     if (isinf(va) || isinf(vb)) return va == vb;
-    const int64_t ka = ak_layer_order_key(f, a), kb = ak_layer_order_key(f, b);
-    return (ka > kb ? ka - kb : kb - ka) <= max_ulps;
-}
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
+    return kt_ulp_distance(dt, a, b) <= max_ulps;
 }
 
 /* ---- softmax cross-entropy ------------------------------------------------------------------ */
@@ -125,16 +44,17 @@ static void run_xent(size_t batch, size_t classes, ak_dtype dl, ak_dtype dd, con
                      xent_outputs *out)
 {
     const size_t n = batch * classes;
-    twin tl = twin_alloc(n, dl), td = twin_alloc(n, dd), lab = twin_alloc(batch, AK_F32),
-         sc = twin_alloc(1, AK_F32), loss = twin_alloc(1, AK_F32), correct = twin_alloc(1, AK_F32);
-    twin_put(&tl, logits);
+    kt_twin tl = twin_alloc(n, dl), td = twin_alloc(n, dd), lab = twin_alloc(batch, AK_F32),
+            sc = twin_alloc(1, AK_F32), loss = twin_alloc(1, AK_F32),
+            correct = twin_alloc(1, AK_F32);
+    kt_twin_put(&tl, logits);
     kt_buf_upload(&lab.c, labels_cpu);
     kt_buf_upload(&lab.g, labels_gpu);
-    if (scale) twin_upload(&sc, scale);
+    if (scale) kt_twin_upload(&sc, scale);
     const float junk_loss = 123.0f;
     const int32_t junk_count = 77;
-    twin_upload(&loss, &junk_loss);
-    twin_upload(&correct, &junk_count);
+    kt_twin_upload(&loss, &junk_loss);
+    kt_twin_upload(&correct, &junk_count);
     ak_backend *bk[2] = {cpu, gpu};
     kt_buf *l[2] = {&loss.c, &loss.g}, *k[2] = {&correct.c, &correct.g}, *t[2] = {&tl.c, &tl.g},
            *d[2] = {&td.c, &td.g}, *lb[2] = {&lab.c, &lab.g}, *s[2] = {&sc.c, &sc.g};
@@ -147,14 +67,14 @@ static void run_xent(size_t batch, size_t classes, ak_dtype dl, ak_dtype dd, con
         kt_buf_download(l[i], &out->loss[i]);
         kt_buf_download(k[i], &out->correct[i]);
         out->dlogits[i] = malloc(n * 4 + 4);
-        buf_get(d[i], out->dlogits[i]);
+        kt_buf_get(d[i], out->dlogits[i]);
     }
-    twin_free(&tl);
-    twin_free(&td);
-    twin_free(&lab);
-    twin_free(&sc);
-    twin_free(&loss);
-    twin_free(&correct);
+    kt_twin_free(&tl);
+    kt_twin_free(&td);
+    kt_twin_free(&lab);
+    kt_twin_free(&sc);
+    kt_twin_free(&loss);
+    kt_twin_free(&correct);
 }
 
 static void free_outputs(xent_outputs *out)
@@ -170,7 +90,7 @@ static void check_xent(size_t batch, size_t classes, ak_dtype dl, ak_dtype dd,
 {
     xent_outputs out;
     run_xent(batch, classes, dl, dd, logits, labels, labels, scale, &out);
-    ck_assert_msg(agree(AK_F32, f32_bits(out.loss[0]), f32_bits(out.loss[1]), 1) ||
+    ck_assert_msg(agree(AK_F32, kt_f32_bits(out.loss[0]), kt_f32_bits(out.loss[1]), 1) ||
                       (isnan(out.loss[0]) && isnan(out.loss[1])),
                   "loss: cpu %.9g cuda %.9g (%zux%zu, logits %s)", (double)out.loss[0],
                   (double)out.loss[1], batch, classes, ak_dtype_name(dl));
@@ -192,26 +112,24 @@ static void check_xent(size_t batch, size_t classes, ak_dtype dl, ak_dtype dd,
 static void make_logits(ts_rng *r, ak_dtype dl, size_t batch, size_t classes, double spread,
                         bool specials, uint32_t *logits, int32_t *labels)
 {
-    const fpe_format_id f = (fpe_format_id)dl;
     for (size_t i = 0; i < batch * classes; i++)
-        logits[i] = ak_layer_from_f64(f, (2.0 * ts_uniform(r) - 1.0) * spread);
+        logits[i] = kt_from_f64(dl, (2.0 * ts_uniform(r) - 1.0) * spread);
     for (size_t b = 0; b < batch; b++)
         labels[b] = (int32_t)ts_below(r, (uint32_t)classes);
     if (!specials || batch < 6 || classes < 3) return;
     const double big = dl == AK_F16 ? 6e4 : 1e30;
-    logits[0 * classes + 1] = ak_layer_from_f64(f, NAN);
-    logits[1 * classes + 2] = ak_layer_from_f64(f, INFINITY);
-    logits[2 * classes + 0] = ak_layer_from_f64(f, -INFINITY);
-    logits[3 * classes + (size_t)labels[3]] = ak_layer_from_f64(f, -INFINITY);
-    logits[4 * classes + 0] = ak_layer_from_f64(f, big);
-    logits[4 * classes + 1] = ak_layer_from_f64(f, -big);
-    logits[5 * classes + 0] = logits[5 * classes + 2] = ak_layer_from_f64(f, 80.0);
-    logits[5 * classes + 1] = ak_layer_from_f64(f, -80.0);
+    logits[0 * classes + 1] = kt_from_f64(dl, NAN);
+    logits[1 * classes + 2] = kt_from_f64(dl, INFINITY);
+    logits[2 * classes + 0] = kt_from_f64(dl, -INFINITY);
+    logits[3 * classes + (size_t)labels[3]] = kt_from_f64(dl, -INFINITY);
+    logits[4 * classes + 0] = kt_from_f64(dl, big);
+    logits[4 * classes + 1] = kt_from_f64(dl, -big);
+    logits[5 * classes + 0] = logits[5 * classes + 2] = kt_from_f64(dl, 80.0);
+    logits[5 * classes + 1] = kt_from_f64(dl, -80.0);
 }
 
 START_TEST(softmax_within_bound)
 {
-    open_both();
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 30);
     /* LeNet / MLP classifiers (32 x 10), a block of 32 threads with 33
@@ -223,7 +141,7 @@ START_TEST(softmax_within_bound)
         uint32_t *logits = malloc(n * 4 + 4);
         int32_t *labels = malloc(batch * 4 + 4);
         for (int c = 0; c < 9; c++) {
-            const ak_dtype dl = dtypes[c % 3], dd = dtypes[c / 3];
+            const ak_dtype dl = kt_dtypes[c % 3], dd = kt_dtypes[c / 3];
             if (n > 100000 && dl != dd) continue; /* the large shape: matching dtypes */
             make_logits(&r, dl, batch, classes, 20.0, true, logits, labels);
             check_xent(batch, classes, dl, dd, logits, labels, NULL);
@@ -233,12 +151,11 @@ START_TEST(softmax_within_bound)
             check_xent(batch, classes, dl, dd, logits, labels, &scale);
         }
         /* every kind of pattern as logits: mostly non-finite rows */
-        random_bits(&r, AK_F32, logits, n);
+        kt_fill_bits(&r, AK_F32, logits, n);
         check_xent(batch, classes, AK_F32, AK_F16, logits, labels, NULL);
         free(logits);
         free(labels);
     }
-    close_both();
 }
 END_TEST
 
@@ -247,9 +164,9 @@ static size_t host_argmax(ak_dtype dl, const uint32_t *row, size_t classes)
 {
     size_t amax = 0;
     for (size_t j = 0; j < classes; j++) {
-        const double v = ak_elem_value((fpe_format_id)dl, row[j]);
+        const double v = kt_value(dl, row[j]);
         if (isnan(v)) return j;
-        if (v > ak_elem_value((fpe_format_id)dl, row[amax])) amax = j;
+        if (v > kt_value(dl, row[amax])) amax = j;
     }
     return amax;
 }
@@ -259,7 +176,6 @@ static size_t host_argmax(ak_dtype dl, const uint32_t *row, size_t classes)
  * tensors is touched.  The other rows match the cpu's. */
 START_TEST(softmax_bad_labels_on_cuda)
 {
-    open_both();
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 31);
     enum { BATCH = 32, CLASSES = 10, N = BATCH * CLASSES };
@@ -288,13 +204,11 @@ START_TEST(softmax_bad_labels_on_cuda)
     }
     ck_assert_int_eq(out.correct[1], want_correct);
     free_outputs(&out);
-    close_both();
 }
 END_TEST
 
 START_TEST(softmax_empty_batch)
 {
-    open_both();
     xent_outputs out;
     run_xent(0, 10, AK_F32, AK_F32, NULL, NULL, NULL, NULL, &out);
     ck_assert(isnan(out.loss[0]) && isnan(out.loss[1]));
@@ -302,11 +216,11 @@ START_TEST(softmax_empty_batch)
     ck_assert_int_eq(out.correct[1], 0);
     free_outputs(&out);
     /* optional outputs left out on cuda */
-    twin tl = twin_alloc(6, AK_F32), lab = twin_alloc(2, AK_F32), loss = twin_alloc(1, AK_F32);
+    kt_twin tl = twin_alloc(6, AK_F32), lab = twin_alloc(2, AK_F32), loss = twin_alloc(1, AK_F32);
     const float logits[6] = {1, 2, 3, 0, 0, 0};
     const int32_t labels[2] = {2, 0};
-    twin_upload(&tl, logits);
-    twin_upload(&lab, labels);
+    kt_twin_upload(&tl, logits);
+    kt_twin_upload(&lab, labels);
     float l[2];
     ck_assert_int_eq(ak_softmax_xent(cpu, 2, 3, tl.c.t, (const int32_t *)lab.c.t.data, NULL,
                                      (float *)loss.c.t.data, ak_tensor_none(), NULL),
@@ -316,11 +230,10 @@ START_TEST(softmax_empty_batch)
                      AK_OK);
     kt_buf_download(&loss.c, &l[0]);
     kt_buf_download(&loss.g, &l[1]);
-    ck_assert(agree(AK_F32, f32_bits(l[0]), f32_bits(l[1]), 1));
-    twin_free(&tl);
-    twin_free(&lab);
-    twin_free(&loss);
-    close_both();
+    ck_assert(agree(AK_F32, kt_f32_bits(l[0]), kt_f32_bits(l[1]), 1));
+    kt_twin_free(&tl);
+    kt_twin_free(&lab);
+    kt_twin_free(&loss);
 }
 END_TEST
 
@@ -329,22 +242,21 @@ END_TEST
 static void check_mse(ts_rng *r, size_t n, ak_dtype dp, ak_dtype dt, ak_dtype dd, bool values,
                       const float *scale)
 {
-    uint32_t *p = malloc(n * 4 + 4), *t = malloc(n * 4 + 4), *gc = malloc(n * 4 + 4),
-             *gg = malloc(n * 4 + 4);
+    uint32_t *p = malloc(n * 4 + 4), *t = malloc(n * 4 + 4);
     if (values) {
         for (size_t i = 0; i < n; i++) {
-            p[i] = ak_layer_from_f64((fpe_format_id)dp, 4.0 * ts_uniform(r) - 2.0);
-            t[i] = ak_layer_from_f64((fpe_format_id)dt, 4.0 * ts_uniform(r) - 2.0);
+            p[i] = kt_from_f64(dp, 4.0 * ts_uniform(r) - 2.0);
+            t[i] = kt_from_f64(dt, 4.0 * ts_uniform(r) - 2.0);
         }
     } else {
-        random_bits(r, dp, p, n);
-        random_bits(r, dt, t, n);
+        kt_fill_bits(r, dp, p, n);
+        kt_fill_bits(r, dt, t, n);
     }
-    twin tp = twin_alloc(n, dp), tt = twin_alloc(n, dt), td = twin_alloc(n, dd),
-         sc = twin_alloc(1, AK_F32), loss = twin_alloc(1, AK_F32);
-    twin_put(&tp, p);
-    twin_put(&tt, t);
-    if (scale) twin_upload(&sc, scale);
+    kt_twin tp = twin_alloc(n, dp), tt = twin_alloc(n, dt), td = twin_alloc(n, dd),
+            sc = twin_alloc(1, AK_F32), loss = twin_alloc(1, AK_F32);
+    kt_twin_put(&tp, p);
+    kt_twin_put(&tt, t);
+    if (scale) kt_twin_upload(&sc, scale);
     float l[2];
     ck_assert_int_eq(ak_mse(cpu, tp.c.t, tt.c.t, scale ? (const float *)sc.c.t.data : NULL,
                             (float *)loss.c.t.data, td.c.t),
@@ -354,27 +266,22 @@ static void check_mse(ts_rng *r, size_t n, ak_dtype dp, ak_dtype dt, ak_dtype dd
                      AK_OK);
     kt_buf_download(&loss.c, &l[0]);
     kt_buf_download(&loss.g, &l[1]);
-    ck_assert_msg(agree(AK_F32, f32_bits(l[0]), f32_bits(l[1]), 1) || (isnan(l[0]) && isnan(l[1])),
+    ck_assert_msg(agree(AK_F32, kt_f32_bits(l[0]), kt_f32_bits(l[1]), 1) ||
+                      (isnan(l[0]) && isnan(l[1])),
                   "mse loss: cpu %.9g cuda %.9g (n %zu)", (double)l[0], (double)l[1], n);
-    buf_get(&td.c, gc);
-    buf_get(&td.g, gg);
-    ck_assert_msg(kt_count_mismatches("dpred", gg, gc, n, 4) == 0,
-                  "pred %s target %s dpred %s n %zu", ak_dtype_name(dp), ak_dtype_name(dt),
-                  ak_dtype_name(dd), n);
-    twin_free(&tp);
-    twin_free(&tt);
-    twin_free(&td);
-    twin_free(&sc);
-    twin_free(&loss);
+    ck_assert_msg(kt_twin_mismatches("dpred", &td) == 0, "pred %s target %s dpred %s n %zu",
+                  ak_dtype_name(dp), ak_dtype_name(dt), ak_dtype_name(dd), n);
+    kt_twin_free(&tp);
+    kt_twin_free(&tt);
+    kt_twin_free(&td);
+    kt_twin_free(&sc);
+    kt_twin_free(&loss);
     free(p);
     free(t);
-    free(gc);
-    free(gg);
 }
 
 START_TEST(mse_within_bound)
 {
-    open_both();
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 32);
     const float three = 3.0f;
@@ -382,11 +289,12 @@ START_TEST(mse_within_bound)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (int d = 0; d < 3; d++)
             for (int v = 0; v < 2; v++)
-                check_mse(&r, sizes[s], dtypes[d], dtypes[d], dtypes[d], v, v ? &three : NULL);
+                check_mse(&r, sizes[s], kt_dtypes[d], kt_dtypes[d], kt_dtypes[d], v,
+                          v ? &three : NULL);
     for (int c = 0; c < 27; c++)
         for (int v = 0; v < 2; v++)
-            check_mse(&r, 1001, dtypes[c % 3], dtypes[c / 3 % 3], dtypes[c / 9], v, &three);
-    close_both();
+            check_mse(&r, 1001, kt_dtypes[c % 3], kt_dtypes[c / 3 % 3], kt_dtypes[c / 9], v,
+                      &three);
 }
 END_TEST
 
@@ -395,6 +303,7 @@ int main(void)
     kt_require_cuda_or_skip();
     Suite *s = suite_create("kernels_gpu_loss");
     TCase *tc = tcase_create("gpu_loss");
+    kt_open_both_around(tc, &cpu, &gpu);
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, softmax_within_bound);
     tcase_add_test(tc, softmax_bad_labels_on_cuda);

@@ -11,23 +11,12 @@
 #include <time.h>
 
 #include "check_main.h"
-#include "kt.h"
+#include "ref_stats.h"
 
 #define BIG (((size_t)1 << 24) + 5)
 
-/* Both backends, opened for each test (Check runs each in a child). */
+/* Both backends, open during each test (kt_open_both_around). */
 static ak_backend *cpu, *gpu;
-static void open_backends(void)
-{
-    cpu = kt_open_cpu();
-    gpu = kt_open_cuda();
-    ck_assert_ptr_nonnull(gpu);
-}
-static void close_backends(void)
-{
-    ak_close(cpu);
-    ak_close(gpu);
-}
 
 /* Scales as fp32 bits, with UINT32_MAX meaning "NULL". */
 static const uint32_t scale_bits[] = {UINT32_MAX,
@@ -43,19 +32,7 @@ static const uint32_t scale_bits[] = {UINT32_MAX,
 static void stats_on(ak_backend *b, ak_tensor x, fpe_format_id target, uint32_t sbits,
                      ak_stats *out)
 {
-    float *scale = NULL;
-    if (sbits != UINT32_MAX) {
-        scale = kt_dev_alloc(b, sizeof *scale);
-        kt_dev_put(b, scale, &sbits, sizeof sbits);
-    }
-    kt_buf r = kt_buf_alloc(b, sizeof *out / sizeof(float), AK_F32); /* guarded */
-    kt_dev_put(b, r.t.data, out, sizeof *out);
-    const int rc = ak_stats_accumulate(b, x, target, scale, (ak_stats *)r.t.data);
-    ck_assert_msg(rc == AK_OK, "%s: %s", ak_backend_name(b), ak_error(b));
-    kt_dev_get(b, out, r.t.data, sizeof *out);
-    ck_assert(kt_buf_guards_ok(&r));
-    kt_buf_free(&r);
-    kt_dev_free(b, scale);
+    ref_stats_accumulate(b, x, target, sbits == UINT32_MAX ? NULL : &sbits, out);
 }
 
 /* Compares the two results as their 8-byte words: 0-6 the counts, 7 amax,
@@ -108,10 +85,7 @@ static void *make_data(ak_dtype dt, size_t n, bool gaussian, uint64_t seed)
     void *x = malloc(n * ak_dtype_size(dt));
     ck_assert_ptr_nonnull(x);
     if (!gaussian) {
-        if (dt == AK_F32)
-            kt_fill_f32_bits(&r, x, n);
-        else
-            kt_fill_u16_bits(&r, (fpe_format_id)dt, x, n);
+        kt_fill_packed(&r, dt, x, n);
         return x;
     }
     fpe_env env = fpe_env_default();
@@ -293,7 +267,7 @@ int main(void)
     Suite *s = suite_create("kernels_gpu_stats");
     TCase *tc = tcase_create("gpu_stats");
     tcase_set_timeout(tc, 600);
-    tcase_add_checked_fixture(tc, open_backends, close_backends);
+    kt_open_both_around(tc, &cpu, &gpu);
     tcase_add_test(tc, small_sizes);
     tcase_add_test(tc, constant_tensors);
     tcase_add_test(tc, big_fp32);

@@ -55,10 +55,7 @@ static void **host_make(size_t count, const size_t *sizes, const fpe_format_id *
     for (size_t i = 0; i < count; i++) {
         x[i] = malloc(sizes[i] * 4 + 4);
         ck_assert_ptr_nonnull(x[i]);
-        if (fmts[i] == FPE_FMT_F32)
-            kt_fill_f32_bits(&rng, x[i], sizes[i]);
-        else
-            kt_fill_u16_bits(&rng, fmts[i], x[i], sizes[i]);
+        kt_fill_packed(&rng, (ak_dtype)fmts[i], x[i], sizes[i]);
     }
     return x;
 }
@@ -123,6 +120,7 @@ static float unscale_on(ak_backend *b, size_t count, const size_t *sizes, const 
     return flag;
 }
 
+/* Both backends, open during each test (kt_open_both_around). */
 static ak_backend *cpu, *gpu;
 
 /* cuda vs cpu on one list; returns the mismatching elements (the flags must agree). */
@@ -162,9 +160,6 @@ START_TEST(many_tensors)
     ts_rng rng;
     ts_rng_init(&rng, ts_seed() + (uint64_t)_i);
     const size_t count = counts[_i];
-    cpu = kt_open_cpu();
-    gpu = kt_open_cuda();
-    ck_assert_ptr_nonnull(gpu);
     size_t *sizes = malloc(count * sizeof *sizes);
     fpe_format_id *fmts = malloc(count * sizeof *fmts);
     ck_assert(sizes && fmts);
@@ -194,8 +189,6 @@ START_TEST(many_tensors)
     host_free(x, count);
     free(sizes);
     free(fmts);
-    ak_close(cpu);
-    ak_close(gpu);
 }
 END_TEST
 
@@ -208,9 +201,6 @@ START_TEST(large_tensors)
         0x00000000u};
     const size_t sizes[4] = {((size_t)1 << 24) + 3, 1000001, 65537, ((size_t)1 << 22) + 1};
     const fpe_format_id fmts[4] = {FPE_FMT_F16, FPE_FMT_BF16, FPE_FMT_F32, FPE_FMT_F32};
-    cpu = kt_open_cpu();
-    gpu = kt_open_cuda();
-    ck_assert_ptr_nonnull(gpu);
     void **x = host_make(4, sizes, fmts, ts_seed() + 20);
     for (size_t k = 0; k < sizeof factors / sizeof factors[0]; k++) {
         float f;
@@ -218,8 +208,6 @@ START_TEST(large_tensors)
         ck_assert_msg(compare(4, sizes, fmts, x, f, 0.0f, 1.0f) == 0, "factor 0x%08x", factors[k]);
     }
     host_free(x, 4);
-    ak_close(cpu);
-    ak_close(gpu);
 }
 END_TEST
 
@@ -228,6 +216,7 @@ int main(void)
     kt_require_cuda_or_skip();
     Suite *s = suite_create("kernels_gpu_unscale");
     TCase *tc = tcase_create("gpu_unscale");
+    kt_open_both_around(tc, &cpu, &gpu);
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, many_tensors, 0, 6);
     tcase_add_test(tc, large_tensors);

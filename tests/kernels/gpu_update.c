@@ -15,67 +15,7 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "kt.h"
-
-#define NONE (-1)
-
-typedef struct layout {
-    bool master;
-    int model, grad, m, v; /* dtypes or NONE */
-} layout;
-
-/* One backend's tensors of a parameter. */
-typedef struct side {
-    ak_backend *b;
-    kt_buf buf[5]; /* master, model, grad, m, v */
-    ak_param p;
-    ak_opt_state *state;
-    ak_update_loss *loss;
-    float *found_inf;
-} side;
-
-static int dtype_of(const layout *L, int k)
-{
-    switch (k) {
-    case 0: return L->master ? AK_F32 : NONE;
-    case 1: return L->model;
-    case 2: return L->grad;
-    case 3: return L->m;
-    default: return L->v;
-    }
-}
-
-static void side_open(side *s, ak_backend *b, const layout *L, size_t n)
-{
-    memset(s, 0, sizeof *s);
-    s->b = b;
-    ak_tensor *t[5] = {&s->p.master, &s->p.model, &s->p.grad, &s->p.m, &s->p.v};
-    for (int k = 0; k < 5; k++) {
-        const int dt = dtype_of(L, k);
-        if (dt == NONE) {
-            *t[k] = ak_tensor_none();
-            continue;
-        }
-        s->buf[k] = kt_buf_alloc(b, n, (ak_dtype)dt);
-        *t[k] = s->buf[k].t;
-    }
-    s->state = kt_dev_alloc(b, sizeof *s->state);
-    s->loss = kt_dev_alloc(b, sizeof *s->loss);
-    s->found_inf = kt_dev_alloc(b, sizeof(float));
-}
-
-static void side_close(side *s)
-{
-    for (int k = 0; k < 5; k++)
-        if (s->buf[k].base) {
-            ck_assert_msg(kt_buf_guards_ok(&s->buf[k]), "%s: tensor %d's guard bytes",
-                          ak_backend_name(s->b), k);
-            kt_buf_free(&s->buf[k]);
-        }
-    kt_dev_free(s->b, s->state);
-    kt_dev_free(s->b, s->loss);
-    kt_dev_free(s->b, s->found_inf);
-}
+#include "ref_update.h"
 
 /* A value of training size (random sign, magnitude 2^lo .. 2^hi) or, one
  * time in `special_one_in`, one of kt's corner patterns. */
@@ -104,39 +44,31 @@ static void fill(ts_rng *r, int dt, void *out, size_t n, int lo, int hi, unsigne
     }
 }
 
-static void put_both(side *c, side *g, int k, const void *host)
+static void put_both(ref_rig *c, ref_rig *g, int k, const void *host)
 {
     kt_buf_upload(&c->buf[k], host);
     kt_buf_upload(&g->buf[k], host);
 }
 
 /* Compares tensor k of both sides bit for bit; returns the mismatches. */
-static size_t compare_tensor(side *c, side *g, int k, const char *what)
+static size_t compare_tensor(ref_rig *c, ref_rig *g, int k)
 {
     if (!c->buf[k].base) return 0;
     const size_t n = c->buf[k].t.n, es = ak_dtype_size(c->buf[k].t.dtype);
     void *hc = malloc(n * es + 8), *hg = malloc(n * es + 8);
     kt_buf_download(&c->buf[k], hc);
     kt_buf_download(&g->buf[k], hg);
-    const size_t bad = kt_count_mismatches(what, hg, hc, n, es);
+    const size_t bad = kt_count_mismatches(ref_part_names[k], hg, hc, n, es);
     free(hc);
     free(hg);
     return bad;
 }
 
-static bool sums_agree(double got, double want)
+static void compare_all(ref_rig *c, ref_rig *g, int step)
 {
-    if (isnan(got) || isnan(want)) return isnan(got) && isnan(want);
-    if (isinf(got) || isinf(want)) return got == want;
-    return fabs(got - want) <= 1e-12 * fabs(want);
-}
-
-static void compare_all(side *c, side *g, int step)
-{
-    static const char *const names[5] = {"master", "model", "grad", "m", "v"};
     size_t bad = 0;
-    for (int k = 0; k < 5; k++)
-        bad += compare_tensor(c, g, k, names[k]);
+    for (int k = 0; k < REF_PARTS; k++)
+        bad += compare_tensor(c, g, k);
     ck_assert_msg(bad == 0, "step %d: %zu elements differ between cuda and cpu", step, bad);
     ak_opt_state sc, sg;
     kt_dev_get(c->b, &sc, c->state, sizeof sc);
@@ -148,47 +80,38 @@ static void compare_all(side *c, side *g, int step)
     ak_update_loss lc, lg;
     kt_dev_get(c->b, &lc, c->loss, sizeof lc);
     kt_dev_get(g->b, &lg, g->loss, sizeof lg);
-    ck_assert_uint_eq(lg.elements, lc.elements);
-    ck_assert_uint_eq(lg.nonzero, lc.nonzero);
-    ck_assert_uint_eq(lg.lost, lc.lost);
-    ck_assert_uint_eq(lg.predicted_lost, lc.predicted_lost);
-    ck_assert_uint_eq(lg.skipped, lc.skipped);
-    ck_assert_msg(sums_agree(lg.sum_abs_err, lc.sum_abs_err), "sum_abs_err: cuda %.17g, cpu %.17g",
-                  lg.sum_abs_err, lc.sum_abs_err);
-    ck_assert_msg(sums_agree(lg.sum_abs_intended, lc.sum_abs_intended),
-                  "sum_abs_intended: cuda %.17g, cpu %.17g", lg.sum_abs_intended,
-                  lc.sum_abs_intended);
+    ref_check_loss(&lg, &lc, "cuda", "cpu");
 }
 
 /* Runs `steps` steps on both backends (step 2 skipped by found-inf when
  * there are more than two), comparing after each. */
-static void run_case(ak_opt_config cfg, layout L, size_t n, int steps, unsigned special_one_in,
+static void run_case(ak_opt_config cfg, ref_layout L, size_t n, int steps, unsigned special_one_in,
                      bool with_loss, uint64_t seed)
 {
-    ak_backend *bc = kt_open_cpu(), *bg = kt_open_cuda();
-    ck_assert_ptr_nonnull(bg);
-    side c, g;
-    side_open(&c, bc, &L, n);
-    side_open(&g, bg, &L, n);
+    ak_backend *bc, *bg;
+    kt_open_both(&bc, &bg);
+    ref_rig c, g;
+    ref_rig_open(&c, bc, &L, n);
+    ref_rig_open(&g, bg, &L, n);
     ts_rng r;
     ts_rng_init(&r, ts_seed() ^ seed);
     void *host = malloc(n * 4 + 8);
     const int lo[5] = {-10, -10, -12, -14, -20}, hi[5] = {3, 3, 2, -2, -4};
-    for (int k = 0; k < 5; k++) {
-        const int dt = dtype_of(&L, k);
-        if (dt == NONE || k == 2) continue;
-        fill(&r, dt, host, n, lo[k], hi[k], special_one_in, k == 4);
+    for (int k = 0; k < REF_PARTS; k++) {
+        const int dt = ref_part_dtype(&L, k);
+        if (dt == REF_NONE || k == REF_GRAD) continue;
+        fill(&r, dt, host, n, lo[k], hi[k], special_one_in, k == REF_V);
         put_both(&c, &g, k, host);
     }
     for (int s = 1; s <= steps; s++) {
-        fill(&r, L.grad, host, n, lo[2], hi[2], special_one_in, false);
-        put_both(&c, &g, 2, host);
+        fill(&r, L.grad, host, n, lo[REF_GRAD], hi[REF_GRAD], special_one_in, false);
+        put_both(&c, &g, REF_GRAD, host);
         const float flag = steps > 2 && s == 2 ? 1.0f : 0.0f;
         kt_dev_put(bc, c.found_inf, &flag, sizeof flag);
         kt_dev_put(bg, g.found_inf, &flag, sizeof flag);
-        side *both[2] = {&c, &g};
+        ref_rig *both[2] = {&c, &g};
         for (int k = 0; k < 2; k++) {
-            side *x = both[k];
+            ref_rig *x = both[k];
             const float *fi = s % 3 == 0 ? NULL : x->found_inf;
             int rc = ak_opt_step_begin(x->b, &cfg, x->state, fi);
             ck_assert_msg(rc == AK_OK, "%s: %s", ak_backend_name(x->b), ak_error(x->b));
@@ -200,36 +123,18 @@ static void run_case(ak_opt_config cfg, layout L, size_t n, int steps, unsigned 
         cfg.round.index += n;
     }
     free(host);
-    side_close(&c);
-    side_close(&g);
-    ak_close(bc);
-    ak_close(bg);
+    ref_rig_close(&c);
+    ref_rig_close(&g);
+    kt_close_both(bc, bg);
 }
 
+/* ref_config with dampening for momentum and the rounding mode given. */
 static ak_opt_config config(ak_optimizer kind, float lr, float wd, fpe_round mode)
 {
-    ak_opt_config c;
-    memset(&c, 0, sizeof c);
-    c.kind = kind;
-    c.lr = lr;
-    c.weight_decay = wd;
-    c.momentum = 0.9f;
+    ak_opt_config c = ref_config(kind, lr, wd);
     c.dampening = kind == AK_OPT_MOMENTUM ? 0.1f : 0;
-    c.beta1 = 0.9f;
-    c.beta2 = 0.999f;
-    c.eps = 1e-8f;
-    c.round = ak_rounding_rne();
-    c.round.mode = mode;
-    c.round.seed = 0x5EED0000ull + (uint64_t)mode;
-    c.round.stream = 3;
-    c.round.index = 77;
+    c.round = kt_rounding(mode, 0x5EED0000ull + (uint64_t)mode, 3, 77);
     return c;
-}
-
-static layout lay(bool master, int model, int grad, int m, int v)
-{
-    layout L = {master, model, grad, m, v};
-    return L;
 }
 
 /* Every optimizer with O0, O2 (both model formats, RNE and SR) and O3. */
@@ -239,20 +144,20 @@ START_TEST(every_optimizer_and_layout)
     for (int kind = AK_OPT_SGD; kind <= AK_OPT_ADAMW; kind++) {
         const bool adam = kind >= AK_OPT_ADAM;
         const float lr = adam ? 1e-3f : 0.01f;
-        const int m32 = kind == AK_OPT_SGD ? NONE : AK_F32, v32 = adam ? AK_F32 : NONE;
-        const int m16 = kind == AK_OPT_SGD ? NONE : AK_BF16, v16 = adam ? AK_F16 : NONE;
+        const int m32 = kind == AK_OPT_SGD ? REF_NONE : AK_F32, v32 = adam ? AK_F32 : REF_NONE;
+        const int m16 = kind == AK_OPT_SGD ? REF_NONE : AK_BF16, v16 = adam ? AK_F16 : REF_NONE;
         const struct {
-            layout L;
+            ref_layout L;
             fpe_round mode;
         } cases[] = {
-            {lay(true, NONE, AK_F32, m32, v32), FPE_RNE},         /* O0 */
-            {lay(true, AK_F16, AK_F16, m32, v32), FPE_RNE},       /* O2 */
-            {lay(true, AK_BF16, AK_BF16, m16, v32), FPE_SR_PROP}, /* O2, SR */
-            {lay(true, AK_F16, AK_F32, m16, v16), FPE_SR_EQUAL},  /* O2, SR, 16-bit moments */
-            {lay(false, AK_F16, AK_F16, m32, v32), FPE_RNE},      /* O3 */
-            {lay(false, AK_F16, AK_F32, m16, v32), FPE_SR_PROP},  /* O3, SR */
-            {lay(false, AK_BF16, AK_BF16, m16, v16), FPE_SR_EQUAL},
-            {lay(false, AK_BF16, AK_F32, m32, v32), FPE_RZ},
+            {ref_lay(true, REF_NONE, AK_F32, m32, v32), FPE_RNE},     /* O0 */
+            {ref_lay(true, AK_F16, AK_F16, m32, v32), FPE_RNE},       /* O2 */
+            {ref_lay(true, AK_BF16, AK_BF16, m16, v32), FPE_SR_PROP}, /* O2, SR */
+            {ref_lay(true, AK_F16, AK_F32, m16, v16), FPE_SR_EQUAL},  /* O2, SR, 16-bit moments */
+            {ref_lay(false, AK_F16, AK_F16, m32, v32), FPE_RNE},      /* O3 */
+            {ref_lay(false, AK_F16, AK_F32, m16, v32), FPE_SR_PROP},  /* O3, SR */
+            {ref_lay(false, AK_BF16, AK_BF16, m16, v16), FPE_SR_EQUAL},
+            {ref_lay(false, AK_BF16, AK_F32, m32, v32), FPE_RZ},
         };
         for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
             run_case(config((ak_optimizer)kind, lr, k % 2 ? 1e-2f : 0, cases[k].mode), cases[k].L,
@@ -266,12 +171,13 @@ END_TEST
 START_TEST(special_values)
 {
     for (int kind = AK_OPT_SGD; kind <= AK_OPT_ADAMW; kind++) {
-        const int m = kind == AK_OPT_SGD ? NONE : AK_F16, v = kind >= AK_OPT_ADAM ? AK_BF16 : NONE;
-        run_case(config((ak_optimizer)kind, 0.5f, 0.25f, FPE_RNE), lay(true, AK_F16, AK_F32, m, v),
-                 50021, 3, 4, true, 1000 + (uint64_t)kind);
+        const int m = kind == AK_OPT_SGD ? REF_NONE : AK_F16,
+                  v = kind >= AK_OPT_ADAM ? AK_BF16 : REF_NONE;
+        run_case(config((ak_optimizer)kind, 0.5f, 0.25f, FPE_RNE),
+                 ref_lay(true, AK_F16, AK_F32, m, v), 50021, 3, 4, true, 1000 + (uint64_t)kind);
         run_case(config((ak_optimizer)kind, 0.5f, 0.25f, FPE_SR_PROP),
-                 lay(false, AK_BF16, AK_F16, m, v), 50021, 3, 4, true, 1100 + (uint64_t)kind);
-        run_case(config((ak_optimizer)kind, 0.5f, 0, FPE_RO), lay(false, AK_F16, AK_BF16, m, v),
+                 ref_lay(false, AK_BF16, AK_F16, m, v), 50021, 3, 4, true, 1100 + (uint64_t)kind);
+        run_case(config((ak_optimizer)kind, 0.5f, 0, FPE_RO), ref_lay(false, AK_F16, AK_BF16, m, v),
                  50021, 3, 4, true, 1200 + (uint64_t)kind);
     }
 }
@@ -283,11 +189,11 @@ START_TEST(large_tensors)
 {
     const size_t n = (size_t)5 << 20 | 7;
     run_case(config(AK_OPT_ADAMW, 1e-3f, 0.01f, FPE_SR_PROP),
-             lay(true, AK_BF16, AK_F32, AK_F32, AK_F32), n, 3, 1000, true, 2000);
+             ref_lay(true, AK_BF16, AK_F32, AK_F32, AK_F32), n, 3, 1000, true, 2000);
     run_case(config(AK_OPT_MOMENTUM, 0.01f, 0, FPE_SR_EQUAL),
-             lay(false, AK_F16, AK_F16, AK_BF16, NONE), n, 3, 1000, true, 2001);
-    run_case(config(AK_OPT_ADAM, 1e-3f, 0, FPE_RNE), lay(false, AK_BF16, AK_BF16, AK_F16, AK_BF16),
-             n, 2, 0, false, 2002);
+             ref_lay(false, AK_F16, AK_F16, AK_BF16, REF_NONE), n, 3, 1000, true, 2001);
+    run_case(config(AK_OPT_ADAM, 1e-3f, 0, FPE_RNE),
+             ref_lay(false, AK_BF16, AK_BF16, AK_F16, AK_BF16), n, 2, 0, false, 2002);
 }
 END_TEST
 

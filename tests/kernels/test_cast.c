@@ -24,70 +24,16 @@ static uint32_t scalar_cast(fpe_format_id from, fpe_format_id to, fpe_env *env, 
     }
 }
 
-/* Elements as uint32_t on the host, packed to/from the dtype's width. */
-static void *pack(fpe_format_id f, const uint32_t *x, size_t n)
-{
-    const size_t size = ak_dtype_size((ak_dtype)f);
-    unsigned char *p = malloc(n * size + 1);
-    ck_assert_ptr_nonnull(p);
-    for (size_t i = 0; i < n; i++) {
-        if (size == 4)
-            memcpy(p + 4 * i, &x[i], 4);
-        else {
-            const uint16_t h = (uint16_t)x[i];
-            memcpy(p + 2 * i, &h, 2);
-        }
-    }
-    return p;
-}
-
-static void unpack(fpe_format_id f, const void *p, uint32_t *x, size_t n)
-{
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++) {
-        if (f == FPE_FMT_F32)
-            memcpy(&x[i], c + 4 * i, 4);
-        else {
-            uint16_t h;
-            memcpy(&h, c + 2 * i, 2);
-            x[i] = h;
-        }
-    }
-}
-
-static ak_rounding rounding(int mode, uint64_t seed, uint32_t stream, uint64_t index)
-{
-    ak_rounding r = {(fpe_round)mode, seed, stream, index};
-    return r;
-}
-
-/* kernels.h's environment for r: the defaults with r's mode, seed and stream. */
-static fpe_env env_of(ak_rounding r)
-{
-    fpe_env env = fpe_env_default();
-    env.round = (uint8_t)r.mode;
-    env.sr_seed = r.seed;
-    env.sr_stream = r.stream;
-    env.sr_index = r.index;
-    return env;
-}
-
 /* Casts x (n elements of from) to `to` on the cpu backend with r (NULL:
  * RNE) and returns the result as uint32_t in out; the guards must hold. */
 static void run_cast(ak_backend *b, fpe_format_id from, fpe_format_id to, const uint32_t *x,
                      size_t n, const ak_rounding *r, uint32_t *out)
 {
     kt_buf s = kt_buf_alloc(b, n, (ak_dtype)from), d = kt_buf_alloc(b, n, (ak_dtype)to);
-    void *packed = pack(from, x, n);
-    kt_buf_upload(&s, packed);
-    free(packed);
+    kt_buf_put(&s, x);
     const int rc = ak_cast(b, d.t, s.t, r);
     ck_assert_msg(rc == AK_OK, "ak_cast: %s", ak_error(b));
-    void *host = malloc(n * ak_dtype_size((ak_dtype)to) + 1);
-    ck_assert_ptr_nonnull(host);
-    kt_buf_download(&d, host);
-    unpack(to, host, out, n);
-    free(host);
+    kt_buf_get(&d, out);
     ck_assert(kt_buf_guards_ok(&s) && kt_buf_guards_ok(&d));
     kt_buf_free(&s);
     kt_buf_free(&d);
@@ -100,9 +46,8 @@ static size_t check_cast(ak_backend *b, fpe_format_id from, fpe_format_id to, co
     uint32_t *got = malloc(n * 4 + 4), *want = malloc(n * 4 + 4);
     ck_assert(got && want);
     run_cast(b, from, to, x, n, &r, got);
-    fpe_env env = env_of(r);
     for (size_t i = 0; i < n; i++) {
-        env.sr_index = r.index + i;
+        fpe_env env = kt_env_of(&r, i);
         want[i] = scalar_cast(from, to, &env, x[i]);
     }
     char what[64];
@@ -149,9 +94,10 @@ START_TEST(from_f32_every_mode)
     uint32_t *x = f32_inputs(&n);
     for (int mode = 0; mode < FPE_ROUND_COUNT; mode++) {
         /* an index that is not a multiple of 4 starts inside a Philox block */
-        const ak_rounding r = rounding(mode, 0x9E3779B97F4A7C15ull + (uint64_t)mode, 5, 1000003);
+        const ak_rounding r =
+            kt_rounding((fpe_round)mode, 0x9E3779B97F4A7C15ull + (uint64_t)mode, 5, 1000003);
         ck_assert_uint_eq(check_cast(b, FPE_FMT_F32, to, x, n, r), 0);
-        const ak_rounding r2 = rounding(mode, 42, 0, 0);
+        const ak_rounding r2 = kt_rounding((fpe_round)mode, 42, 0, 0);
         ck_assert_uint_eq(check_cast(b, FPE_FMT_F32, to, x, 1021, r2), 0);
     }
     free(x);
@@ -170,8 +116,8 @@ START_TEST(from_16_exhaustive)
     ak_backend *b = kt_open_cpu();
     uint32_t *x = all_u16();
     for (int mode = 0; mode < FPE_ROUND_COUNT; mode++) {
-        const ak_rounding r =
-            rounding(mode, 0xFEEDFACECAFEBEEFull ^ (uint64_t)(_i * 8 + mode), 3, 77777777777ull);
+        const ak_rounding r = kt_rounding(
+            (fpe_round)mode, 0xFEEDFACECAFEBEEFull ^ (uint64_t)(_i * 8 + mode), 3, 77777777777ull);
         ck_assert_uint_eq(check_cast(b, from, to, x, 65536, r), 0);
     }
     free(x);
@@ -197,9 +143,11 @@ START_TEST(split_calls_agree)
             for (size_t i = 0; i < n; i++)
                 src[i] = from == FPE_FMT_F32 ? x[i] : (x[i] & 0xFFFF);
             for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
-                const ak_rounding whole = rounding(modes[m], 1234567, 9, 1ull << 40 | 5);
+                const ak_rounding whole =
+                    kt_rounding((fpe_round)modes[m], 1234567, 9, 1ull << 40 | 5);
                 const ak_rounding head = whole;
-                const ak_rounding tail = rounding(modes[m], 1234567, 9, whole.index + k);
+                const ak_rounding tail =
+                    kt_rounding((fpe_round)modes[m], 1234567, 9, whole.index + k);
                 uint32_t *one = malloc(n * 4), *two = malloc(n * 4);
                 ck_assert(one && two);
                 run_cast(b, from, to, src, n, &whole, one);
@@ -265,7 +213,7 @@ START_TEST(hand_checked)
      * under RNE; 2^-25 is half the least fp16 subnormal (ties to even: 0) */
     const uint32_t x[4] = {0x3F801000u, 0x477FF000u, 0x33000000u, 0xC0490FDBu /* -pi */};
     uint32_t got[4];
-    ak_rounding r = rounding(FPE_RNE, 0, 0, 0);
+    ak_rounding r = kt_rounding((fpe_round)FPE_RNE, 0, 0, 0);
     run_cast(b, FPE_FMT_F32, FPE_FMT_F16, x, 4, &r, got);
     ck_assert_uint_eq(got[0], 0x3C00);
     ck_assert_uint_eq(got[1], 0x7C00);
@@ -304,7 +252,7 @@ START_TEST(bad_arguments_named)
                      AK_EINVAL);
     ck_assert_msg(strstr(ak_error(b), "ak_cast: dst") && strstr(ak_error(b), "not aligned"), "%s",
                   ak_error(b));
-    ak_rounding r = rounding(FPE_ROUND_COUNT, 0, 0, 0);
+    ak_rounding r = kt_rounding((fpe_round)FPE_ROUND_COUNT, 0, 0, 0);
     ck_assert_int_eq(ak_cast(b, d.t, s.t, &r), AK_EINVAL);
     ck_assert_msg(strstr(ak_error(b), "ak_cast: r->mode (8) is not a rounding mode"), "%s",
                   ak_error(b));

@@ -2,7 +2,7 @@
  *
  *   - 32F-accumulating pairs: a double-precision reference on the inputs
  *     as the compute type multiplies them (fp16/bf16 rounding by the
- *     emulator's scalar functions, tf32 by tf32_round below, checked by
+ *     emulator's scalar functions, tf32 by kt_tf32_round (kt.c), checked by
  *     hand), within the standard bound |err| <= gamma_(k+3) S with
  *     S = |alpha| sum |a b| + |beta c| and gamma_n = n u / (1 - n u),
  *     u = 2^-24, plus one unit in the last place of a 16-bit C;
@@ -21,371 +21,168 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "kt.h"
-
-/* ---- values of the three formats, through the emulator's public API ------- */
-static double value_of(ak_dtype dt, uint32_t bits)
-{
-    fpe_env env = fpe_env_default();
-    switch (dt) {
-    case AK_F16: return fpe_f16_to_f64(&env, (uint16_t)bits);
-    case AK_BF16: return fpe_bf16_to_f64(&env, (uint16_t)bits);
-    default: return fpe_f32_to_f64(&env, bits);
-    }
-}
-
-static uint32_t bits_of(ak_dtype dt, double v)
-{
-    fpe_env env = fpe_env_default();
-    switch (dt) {
-    case AK_F16: return fpe_f64_to_f16(&env, v);
-    case AK_BF16: return fpe_f64_to_bf16(&env, v);
-    default: return fpe_f64_to_f32(&env, v);
-    }
-}
-
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-/* One unit in the last place of dt at |x| (the subnormal spacing below the
- * normal range). */
-static double ulp_of(ak_dtype dt, double x)
-{
-    const int frac = dt == AK_F16 ? 10 : dt == AK_BF16 ? 7 : 23;
-    const int emin = dt == AK_F16 ? -14 : -126;
-    int e;
-    frexp(fabs(x), &e); /* |x| in [2^(e-1), 2^e) */
-    if (x == 0 || e - 1 < emin) e = emin + 1;
-    return ldexp(1.0, e - 1 - frac);
-}
-
-/* tf32 as kernels/elem/gemm.h documents it, written independently: 10
- * fraction bits, fp32's exponent range with a 2^-136 quantum below 2^-126,
- * to nearest even (rint), past the largest value to infinity. */
-static double tf32_round(double v)
-{
-    if (v != v || isinf(v) || v == 0) return v;
-    int e;
-    frexp(v, &e);
-    int q = e - 1 - 10;
-    if (q < -136) q = -136;
-    const double r = ldexp(rint(ldexp(v, -q)), q);
-    return fabs(r) >= 0x1p128 ? copysign(INFINITY, v) : r;
-}
-
-/* An fp32 value as compute type k multiplies it. */
-static double input_as(ak_compute k, double v)
-{
-    fpe_env env = fpe_env_default();
-    switch (k) {
-    case AK_COMPUTE_32F_FAST_16F: return fpe_f16_to_f64(&env, fpe_f64_to_f16(&env, v));
-    case AK_COMPUTE_32F_FAST_16BF: return fpe_bf16_to_f64(&env, fpe_f64_to_bf16(&env, v));
-    case AK_COMPUTE_32F_FAST_TF32: return tf32_round(v);
-    default: return v;
-    }
-}
-
-static double gamma_n(double n, double u) { return n * u / (1 - n * u); }
-
-/* ---- host matrices ---------------------------------------------------------- */
-/* A random value of dt, |v| < 4, with a full significand before rounding. */
-static uint32_t random_elem(ts_rng *r, ak_dtype dt)
-{
-    const double v = (2 * ts_uniform(r) - 1) * ldexp(1.0, (int)ts_below(r, 5) - 2);
-    return bits_of(dt, v);
-}
-
-static void pack(ak_dtype dt, const uint32_t *bits, size_t n, void *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (dt == AK_F32)
-            ((uint32_t *)out)[i] = bits[i];
-        else
-            ((uint16_t *)out)[i] = (uint16_t)bits[i];
-    }
-}
-
-static void unpack(ak_dtype dt, const void *in, size_t n, uint32_t *bits)
-{
-    for (size_t i = 0; i < n; i++)
-        bits[i] = dt == AK_F32 ? ((const uint32_t *)in)[i] : ((const uint16_t *)in)[i];
-}
-
-/* A NaN pattern of dt, to fill what must not be read or written. */
-static uint32_t nan_of(ak_dtype dt)
-{
-    return dt == AK_F32 ? 0x7FC01234u : dt == AK_F16 ? 0x7E12u : 0x7FD2u;
-}
-
-static bool is_nan_bits(ak_dtype dt, uint32_t b) { return value_of(dt, b) != value_of(dt, b); }
-
-typedef struct gcase {
-    ak_dtype ab, c;
-    ak_compute k;
-    size_t m, n, kk;
-    bool ta, tb;
-    size_t pad_a, pad_b, pad_c; /* leading dimension minus width */
-    float alpha, beta;
-    bool nan_c;    /* C starts as NaNs (with beta == 0 they must vanish) */
-    bool specials; /* NaN and infinities planted in A and B */
-    uint64_t seed;
-} gcase;
-
-typedef struct gmat {
-    size_t rows, cols, ld, n;
-    uint32_t *bits;
-} gmat;
-
-static gmat gmat_make(size_t rows, size_t cols, size_t pad)
-{
-    gmat g;
-    g.rows = rows;
-    g.cols = cols;
-    g.ld = cols + pad;
-    g.n = rows == 0 ? 0 : (rows - 1) * g.ld + cols;
-    g.bits = calloc(g.n ? g.n : 1, sizeof(uint32_t));
-    ck_assert_ptr_nonnull(g.bits);
-    return g;
-}
-
-/* op(M)[i][j] of a stored matrix */
-static uint32_t op_elem(const gmat *g, bool t, size_t i, size_t j)
-{
-    return t ? g->bits[j * g->ld + i] : g->bits[i * g->ld + j];
-}
-
-static void describe(const gcase *c, char *out, size_t len)
-{
-    snprintf(out, len,
-             "%s/%s->%s %s m=%zu n=%zu k=%zu ta=%d tb=%d pads=%zu,%zu,%zu alpha=%g beta=%g%s%s",
-             ak_dtype_name(c->ab), ak_dtype_name(c->ab), ak_dtype_name(c->c), ak_compute_name(c->k),
-             c->m, c->n, c->kk, c->ta, c->tb, c->pad_a, c->pad_b, c->pad_c, (double)c->alpha,
-             (double)c->beta, c->nan_c ? " nanC" : "", c->specials ? " specials" : "");
-}
+#include "ref_gemm.h"
 
 /* The 16F reference: the emulator's fp16 fused multiply-add summing in
  * order from -0, then alpha acc + beta c in fp16 (alpha, beta rounded to
  * fp16 first; alpha == 0 means C = beta C, beta == 0 means C is not read). */
-static uint32_t ref_16f(const gmat *a, bool ta, const gmat *bm, bool tb, size_t i, size_t j,
+static uint32_t ref_16f(const ref_mat *a, bool ta, const ref_mat *bm, bool tb, size_t i, size_t j,
                         size_t k, float alpha, float beta, uint32_t c)
 {
     fpe_env env = fpe_env_default();
-    const uint16_t al = fpe_f32_to_f16(&env, f32_bits(alpha)),
-                   be = fpe_f32_to_f16(&env, f32_bits(beta));
+    const uint16_t al = fpe_f32_to_f16(&env, kt_f32_bits(alpha)),
+                   be = fpe_f32_to_f16(&env, kt_f32_bits(beta));
     const bool beta_zero = (be & 0x7FFF) == 0;
     if ((al & 0x7FFF) == 0 || k == 0) return beta_zero ? 0 : fpe_f16_mul(&env, be, (uint16_t)c);
     uint16_t acc = 0x8000;
     for (size_t l = 0; l < k; l++)
-        acc = fpe_f16_mulAdd(&env, (uint16_t)op_elem(a, ta, i, l), (uint16_t)op_elem(bm, tb, l, j),
-                             acc);
+        acc = fpe_f16_mulAdd(&env, (uint16_t)ref_mat_op(a, ta, i, l),
+                             (uint16_t)ref_mat_op(bm, tb, l, j), acc);
     uint16_t t = fpe_f16_mul(&env, al, acc);
     if (!beta_zero) t = fpe_f16_add(&env, t, fpe_f16_mul(&env, be, (uint16_t)c));
     return t;
 }
 
+/* Whether two elements of dt are equal, any NaN equal to any NaN. */
+static bool same_or_both_nan(ak_dtype dt, uint32_t x, uint32_t y)
+{
+    return x == y || (isnan(kt_value(dt, x)) && isnan(kt_value(dt, y)));
+}
+
+/* A random value of dt, |v| < 4, with a full significand before rounding. */
+static uint32_t random_elem(ts_rng *r, ak_dtype dt)
+{
+    const double v = (2 * ts_uniform(r) - 1) * ldexp(1.0, (int)ts_below(r, 5) - 2);
+    return kt_from_f64(dt, v);
+}
+
 /* Runs one case on the cpu backend and checks every element; returns the
  * number of failures (the first few printed). */
-static size_t run_case(ak_backend *b, const gcase *c)
+static size_t run_case(ak_backend *b, const ref_gcase *c)
 {
     char what[256];
-    describe(c, what, sizeof what);
+    ref_gemm_describe(c, what, sizeof what);
     ts_rng r;
     ts_rng_init(&r, c->seed);
-    gmat a = gmat_make(c->ta ? c->kk : c->m, c->ta ? c->m : c->kk, c->pad_a);
-    gmat bm = gmat_make(c->tb ? c->n : c->kk, c->tb ? c->kk : c->n, c->pad_b);
-    gmat cm = gmat_make(c->m, c->n, c->pad_c);
+    ref_mat a, bm, cm;
+    ref_gemm_mats(c, &a, &bm, &cm);
     for (size_t i = 0; i < a.n; i++)
-        a.bits[i] = random_elem(&r, c->ab);
+        a.bits[i] = random_elem(&r, a.dt);
     for (size_t i = 0; i < bm.n; i++)
-        bm.bits[i] = random_elem(&r, c->ab);
+        bm.bits[i] = random_elem(&r, bm.dt);
     for (size_t i = 0; i < cm.n; i++)
-        cm.bits[i] = c->nan_c ? nan_of(c->c) : random_elem(&r, c->c);
+        cm.bits[i] = c->nan_c ? kt_marker_nan(cm.dt) : random_elem(&r, cm.dt);
     /* the gaps between rows of C must not be written */
     for (size_t i = 0; i < cm.n; i++)
-        if (i % cm.ld >= cm.cols) cm.bits[i] = nan_of(c->c);
-    if (c->specials && c->m >= 4 && c->kk >= 3 && c->n >= 3) {
-        const double inf = INFINITY;
-        /* op(A)[1][2] NaN, op(A)[3][0] +inf, op(B)[1][2] -inf, op(B)[0][1] 0 */
-        a.bits[c->ta ? 2 * a.ld + 1 : 1 * a.ld + 2] = nan_of(c->ab);
-        a.bits[c->ta ? 0 * a.ld + 3 : 3 * a.ld + 0] = bits_of(c->ab, inf);
-        bm.bits[c->tb ? 2 * bm.ld + 1 : 1 * bm.ld + 2] = bits_of(c->ab, -inf);
-        bm.bits[c->tb ? 1 * bm.ld + 0 : 0 * bm.ld + 1] = 0;
-    }
-    const size_t es = ak_dtype_size(c->ab), cs = ak_dtype_size(c->c);
-    void *ha = malloc(a.n * es + 1), *hb = malloc(bm.n * es + 1), *hc = malloc(cm.n * cs + 1);
-    ck_assert(ha && hb && hc);
-    pack(c->ab, a.bits, a.n, ha);
-    pack(c->ab, bm.bits, bm.n, hb);
-    pack(c->c, cm.bits, cm.n, hc);
-    kt_buf da = kt_buf_alloc(b, a.n, c->ab), db = kt_buf_alloc(b, bm.n, c->ab),
-           dc = kt_buf_alloc(b, cm.n, c->c);
-    kt_buf_upload(&da, ha);
-    kt_buf_upload(&db, hb);
-    kt_buf_upload(&dc, hc);
-    ak_gemm_args g = {c->ta, c->tb, c->m, c->n,  c->kk, c->alpha, c->beta,
-                      da.t,  a.ld,  db.t, bm.ld, dc.t,  cm.ld,    c->k};
+        if (ref_mat_in_gap(&cm, i)) cm.bits[i] = kt_marker_nan(cm.dt);
+    ref_gemm_plant_specials(c, &a, &bm);
+    kt_buf da = kt_buf_alloc(b, a.n, a.dt), db = kt_buf_alloc(b, bm.n, bm.dt),
+           dc = kt_buf_alloc(b, cm.n, cm.dt);
+    kt_buf_put(&da, a.bits);
+    kt_buf_put(&db, bm.bits);
+    kt_buf_put(&dc, cm.bits);
+    ak_gemm_args g = {c->ta, c->tb, c->m, c->n,  c->k, c->alpha, c->beta,
+                      da.t,  a.ld,  db.t, bm.ld, dc.t, cm.ld,    c->p.k};
     const int rc = ak_gemm(b, &g);
     ck_assert_msg(rc == AK_OK, "%s: %s", what, ak_error(b));
-    kt_buf_download(&dc, hc);
     uint32_t *got = malloc((cm.n ? cm.n : 1) * sizeof *got);
-    unpack(c->c, hc, cm.n, got);
+    kt_buf_get(&dc, got);
     size_t bad = 0;
     ck_assert_msg(kt_buf_guards_ok(&da) && kt_buf_guards_ok(&db) && kt_buf_guards_ok(&dc), "%s",
                   what);
     for (size_t i = 0; i < cm.n; i++) {
-        if (i % cm.ld < cm.cols || got[i] == cm.bits[i]) continue;
+        if (!ref_mat_in_gap(&cm, i) || got[i] == cm.bits[i]) continue;
         if (bad++ < 4) printf("%s: gap element %zu written (0x%x)\n", what, i, got[i]);
     }
     const double u = 0x1p-24;
     const bool alpha_zero =
-        c->k == AK_COMPUTE_16F ? fabs((double)c->alpha) < 0x1p-25 : c->alpha == 0;
+        c->p.k == AK_COMPUTE_16F ? fabs((double)c->alpha) < 0x1p-25 : c->alpha == 0;
     for (size_t i = 0; i < c->m; i++)
         for (size_t j = 0; j < c->n; j++) {
             const size_t at = i * cm.ld + j;
             const uint32_t old = cm.bits[at], out = got[at];
-            if (c->k == AK_COMPUTE_16F) {
+            if (c->p.k == AK_COMPUTE_16F) {
                 const uint32_t want =
-                    ref_16f(&a, c->ta, &bm, c->tb, i, j, c->kk, c->alpha, c->beta, old);
-                if (out == want || (is_nan_bits(AK_F16, out) && is_nan_bits(AK_F16, want)))
-                    continue;
+                    ref_16f(&a, c->ta, &bm, c->tb, i, j, c->k, c->alpha, c->beta, old);
+                if (same_or_both_nan(AK_F16, out, want)) continue;
                 if (bad++ < 4)
                     printf("%s: C[%zu][%zu] = 0x%04x, expected 0x%04x\n", what, i, j, out, want);
                 continue;
             }
             double sum = 0, abs_sum = 0;
-            for (size_t l = 0; l < c->kk && !alpha_zero; l++) {
-                const double x = input_as(c->k, value_of(c->ab, op_elem(&a, c->ta, i, l)));
-                const double y = input_as(c->k, value_of(c->ab, op_elem(&bm, c->tb, l, j)));
+            for (size_t l = 0; l < c->k && !alpha_zero; l++) {
+                const double x =
+                    kt_compute_input(c->p.k, kt_value(a.dt, ref_mat_op(&a, c->ta, i, l)));
+                const double y =
+                    kt_compute_input(c->p.k, kt_value(bm.dt, ref_mat_op(&bm, c->tb, l, j)));
                 sum += x * y;
                 abs_sum += fabs(x * y);
             }
-            const double cv = c->beta == 0 ? 0 : value_of(c->c, old);
+            const double cv = c->beta == 0 ? 0 : kt_value(cm.dt, old);
             const double ref = (double)c->alpha * sum + (double)c->beta * cv;
             const double bound =
-                gamma_n((double)c->kk + 3, u) *
+                kt_gamma((double)c->k + 3, u) *
                     (fabs((double)c->alpha) * abs_sum + fabs((double)c->beta * cv)) +
-                (c->c == AK_F32 ? 0x1p-149 * (double)(c->kk + 3) : ulp_of(c->c, ref));
-            const double v = value_of(c->c, out);
-            bool ok;
-            if (ref != ref)
-                ok = v != v;
-            else if (isinf(ref))
-                ok = v == ref;
-            else
-                ok = fabs(v - ref) <= bound;
-            if (!ok && bad++ < 4)
+                (cm.dt == AK_F32 ? 0x1p-149 * (double)(c->k + 3) : kt_ulp(cm.dt, ref));
+            const double v = kt_value(cm.dt, out);
+            if (!kt_agree_within(v, ref, bound) && bad++ < 4)
                 printf("%s: C[%zu][%zu] = %.9g (0x%x), reference %.17g, bound %.3g\n", what, i, j,
                        v, out, ref, bound);
         }
     kt_buf_free(&da);
     kt_buf_free(&db);
     kt_buf_free(&dc);
-    free(ha);
-    free(hb);
-    free(hc);
     free(got);
-    free(a.bits);
-    free(bm.bits);
-    free(cm.bits);
+    ref_mat_free(&a);
+    ref_mat_free(&bm);
+    ref_mat_free(&cm);
     return bad;
 }
 
-/* ---- the supported pairs ------------------------------------------------------ */
-typedef struct pairing {
-    ak_dtype ab, c;
-    ak_compute k;
-} pairing;
-static const pairing pairings[] = {
-    {AK_F32, AK_F32, AK_COMPUTE_32F},           {AK_F32, AK_F32, AK_COMPUTE_32F_FAST_16F},
-    {AK_F32, AK_F32, AK_COMPUTE_32F_FAST_16BF}, {AK_F32, AK_F32, AK_COMPUTE_32F_FAST_TF32},
-    {AK_F16, AK_F16, AK_COMPUTE_32F},           {AK_F16, AK_F16, AK_COMPUTE_16F},
-    {AK_F16, AK_F32, AK_COMPUTE_32F},           {AK_BF16, AK_BF16, AK_COMPUTE_32F},
-    {AK_BF16, AK_F32, AK_COMPUTE_32F},
-};
-#define NPAIRINGS (sizeof pairings / sizeof pairings[0])
-
-static gcase case_of(pairing p, size_t m, size_t n, size_t k)
-{
-    gcase c;
-    memset(&c, 0, sizeof c);
-    c.ab = p.ab;
-    c.c = p.c;
-    c.k = p.k;
-    c.m = m;
-    c.n = n;
-    c.kk = k;
-    c.alpha = 1;
-    c.beta = 0;
-    c.seed = ts_seed() + m * 131 + n * 17 + k;
-    return c;
-}
+/* ---- the supported pairs (kt_pairings) ---------------------------------------------- */
+/* Each shape draws its own operands. */
+static uint64_t shape_seed(size_t m, size_t n, size_t k) { return m * 131 + n * 17 + k; }
 
 static const size_t shapes[][3] = {{1, 1, 1},    {7, 5, 13}, {17, 33, 65},
                                    {3, 64, 200}, {64, 3, 2}, {5, 9, 1}};
 static const float scalars[][2] = {{1, 0}, {0.5f, -1.25f}, {-2, 0.75f}, {0.1f, 1}};
 
 /* Every pair, shape, transpose combination, alpha/beta and padding. */
-static size_t sweep(pairing p)
+static size_t sweep(kt_pairing p)
 {
     ak_backend *b = kt_open_cpu();
     size_t bad = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int t = 0; t < 4; t++)
             for (size_t ab = 0; ab < sizeof scalars / sizeof scalars[0]; ab++) {
-                gcase c = case_of(p, shapes[s][0], shapes[s][1], shapes[s][2]);
-                c.ta = t & 1;
-                c.tb = t >> 1;
+                const size_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+                ref_gcase c =
+                    ref_gemm_case(p, m, n, k, t, shape_seed(m, n, k) + (uint64_t)t * 1000 + ab);
                 c.alpha = scalars[ab][0];
                 c.beta = scalars[ab][1];
                 c.pad_a = (s + ab) % 3 == 0 ? 0 : 3;
                 c.pad_b = (s + t) % 2 ? 1 : 0;
                 c.pad_c = ab % 2 ? 5 : 0;
-                c.seed += (uint64_t)t * 1000 + ab;
                 bad += run_case(b, &c);
             }
     ak_close(b);
     return bad;
 }
 
-START_TEST(every_pairing_shape_and_transpose) { ck_assert_uint_eq(sweep(pairings[_i]), 0); }
+START_TEST(every_pairing_shape_and_transpose) { ck_assert_uint_eq(sweep(kt_pairings[_i]), 0); }
 END_TEST
 
-START_TEST(beta_zero_overwrites_nan)
-{
-    /* BLAS, OpenBLAS and cuBLAS: beta == 0 means C is not read */
-    ak_backend *b = kt_open_cpu();
-    size_t bad = 0;
-    for (size_t p = 0; p < NPAIRINGS; p++)
-        for (int t = 0; t < 4; t++) {
-            gcase c = case_of(pairings[p], 6, 7, 9);
-            c.ta = t & 1;
-            c.tb = t >> 1;
-            c.nan_c = true;
-            c.pad_c = 2;
-            c.alpha = -1.5f;
-            bad += run_case(b, &c);
-        }
-    ck_assert_uint_eq(bad, 0);
-    ak_close(b);
-}
-END_TEST
-
-START_TEST(nan_and_inf_propagate)
+/* _i = 0: beta == 0 overwrites a NaN C (ref_gemm_nan_c_case); _i = 1: NaN
+ * and infinities in A and B propagate (ref_gemm_specials_case). */
+START_TEST(nan_c_and_specials)
 {
     ak_backend *b = kt_open_cpu();
     size_t bad = 0;
-    for (size_t p = 0; p < NPAIRINGS; p++)
+    for (size_t p = 0; p < KT_NPAIRINGS; p++)
         for (int t = 0; t < 4; t++) {
-            gcase c = case_of(pairings[p], 5, 4, 6);
-            c.ta = t & 1;
-            c.tb = t >> 1;
-            c.specials = true;
-            c.alpha = t == 3 ? -1 : 1;
-            c.beta = 0.5f;
+            const ref_gcase c =
+                _i == 0 ? ref_gemm_nan_c_case(kt_pairings[p], t, shape_seed(6, 7, 9))
+                        : ref_gemm_specials_case(kt_pairings[p], t, shape_seed(5, 4, 6));
             bad += run_case(b, &c);
         }
     ck_assert_uint_eq(bad, 0);
@@ -399,20 +196,20 @@ START_TEST(alpha_zero_and_k_zero_scale_c)
     ak_backend *b = kt_open_cpu();
     ts_rng r;
     ts_rng_init(&r, ts_seed());
-    for (size_t p = 0; p < NPAIRINGS; p++)
+    for (size_t p = 0; p < KT_NPAIRINGS; p++)
         for (int variant = 0; variant < 4; variant++) {
-            const pairing pr = pairings[p];
+            const kt_pairing pr = kt_pairings[p];
             const bool k_zero = variant & 1;
             const float alpha = k_zero ? 3.0f : (pr.k == AK_COMPUTE_16F ? 1e-9f : 0.0f);
             const float beta = variant & 2 ? 0.0f : -0.3f;
             const size_t m = 3, n = 4, k = k_zero ? 0 : 2, ldc = 6, cn = (m - 1) * ldc + n;
             uint32_t abits[8], cbits[16], want[16], got[16];
             for (int i = 0; i < 8; i++)
-                abits[i] = nan_of(pr.ab);
+                abits[i] = kt_marker_nan(pr.in);
             for (size_t i = 0; i < cn; i++)
-                cbits[i] = random_elem(&r, pr.c);
-            cbits[0] = bits_of(pr.c, INFINITY);
-            cbits[1] = nan_of(pr.c);
+                cbits[i] = random_elem(&r, pr.out);
+            cbits[0] = kt_from_f64(pr.out, INFINITY);
+            cbits[1] = kt_marker_nan(pr.out);
             fpe_env env = fpe_env_default();
             for (size_t i = 0; i < cn; i++) {
                 if (i % ldc >= n)
@@ -420,34 +217,29 @@ START_TEST(alpha_zero_and_k_zero_scale_c)
                 else if (beta == 0)
                     want[i] = 0;
                 else if (pr.k == AK_COMPUTE_16F)
-                    want[i] =
-                        fpe_f16_mul(&env, fpe_f32_to_f16(&env, f32_bits(beta)), (uint16_t)cbits[i]);
+                    want[i] = fpe_f16_mul(&env, fpe_f32_to_f16(&env, kt_f32_bits(beta)),
+                                          (uint16_t)cbits[i]);
                 else {
                     /* fp32 product, rounded to C */
                     const uint32_t p32 = fpe_f32_mul(
-                        &env, f32_bits(beta),
-                        pr.c == AK_F32 ? cbits[i] : bits_of(AK_F32, value_of(pr.c, cbits[i])));
-                    want[i] = pr.c == AK_F32 ? p32 : bits_of(pr.c, value_of(AK_F32, p32));
+                        &env, kt_f32_bits(beta),
+                        pr.out == AK_F32 ? cbits[i]
+                                         : kt_from_f64(AK_F32, kt_value(pr.out, cbits[i])));
+                    want[i] = pr.out == AK_F32 ? p32 : kt_from_f64(pr.out, kt_value(AK_F32, p32));
                 }
             }
-            kt_buf da = kt_buf_alloc(b, 8, pr.ab), dc = kt_buf_alloc(b, cn, pr.c);
-            char ha[32], hc[64];
-            pack(pr.ab, abits, 8, ha);
-            pack(pr.c, cbits, cn, hc);
-            kt_buf_upload(&da, ha);
-            kt_buf_upload(&dc, hc);
+            kt_buf da = kt_buf_alloc(b, 8, pr.in), dc = kt_buf_alloc(b, cn, pr.out);
+            kt_buf_put(&da, abits);
+            kt_buf_put(&dc, cbits);
             ak_gemm_args g = {false, false, m,    n, k,    alpha, beta,
                               da.t,  k,     da.t, n, dc.t, ldc,   pr.k};
             ck_assert_msg(ak_gemm(b, &g) == AK_OK, "%s", ak_error(b));
-            kt_buf_download(&dc, hc);
-            unpack(pr.c, hc, cn, got);
-            for (size_t i = 0; i < cn; i++) {
-                const bool same =
-                    got[i] == want[i] || (is_nan_bits(pr.c, got[i]) && is_nan_bits(pr.c, want[i]));
-                ck_assert_msg(same, "%s %s variant %d: C[%zu] = 0x%x, expected 0x%x",
-                              ak_dtype_name(pr.ab), ak_compute_name(pr.k), variant, i, got[i],
+            kt_buf_get(&dc, got);
+            for (size_t i = 0; i < cn; i++)
+                ck_assert_msg(same_or_both_nan(pr.out, got[i], want[i]),
+                              "%s %s variant %d: C[%zu] = 0x%x, expected 0x%x",
+                              ak_dtype_name(pr.in), ak_compute_name(pr.k), variant, i, got[i],
                               want[i]);
-            }
             ck_assert(kt_buf_guards_ok(&da) && kt_buf_guards_ok(&dc));
             kt_buf_free(&da);
             kt_buf_free(&dc);
@@ -483,8 +275,8 @@ START_TEST(fast_types_round_inputs)
         ck_assert_int_eq(ak_gemm(b, &g), AK_OK);
         float got;
         kt_buf_download(&c, &got);
-        ck_assert_msg(i == 1 ? isinf(got) : got == (float)input_as(ks[i], 70000.0), "%s: %a",
-                      ak_compute_name(ks[i]), (double)got);
+        ck_assert_msg(i == 1 ? isinf(got) : got == (float)kt_compute_input(ks[i], 70000.0),
+                      "%s: %a", ak_compute_name(ks[i]), (double)got);
     }
     kt_buf_free(&a);
     kt_buf_free(&one);
@@ -528,7 +320,7 @@ START_TEST(tf32_hand_cases)
         ck_assert_msg(got == cases[i][1], "tf32(0x%08x) = 0x%08x, expected 0x%08x", cases[i][0],
                       got, cases[i][1]);
         /* the test's own rule, which the random cases rely on */
-        const uint32_t mine = bits_of(AK_F32, tf32_round(value_of(AK_F32, cases[i][0])));
+        const uint32_t mine = kt_from_f64(AK_F32, kt_tf32_round(kt_value(AK_F32, cases[i][0])));
         ck_assert_msg(mine == cases[i][1], "tf32_round(0x%08x) = 0x%08x", cases[i][0], mine);
     }
     /* NaNs stay NaNs, even one whose payload lies in the low bits */
@@ -558,8 +350,8 @@ START_TEST(compute_16f_edges)
     size_t bad = 0;
     const float scal[][2] = {{1, 0}, {0.1f, 0.3f}, {-3, 1}, {1e-9f, 2}, {70000.0f, 0}};
     for (int rep = 0; rep < 40; rep++) {
-        gcase c =
-            case_of(pairings[5], 1 + ts_below(&r, 9), 1 + ts_below(&r, 9), 1 + ts_below(&r, 40));
+        const size_t m = 1 + ts_below(&r, 9), n = 1 + ts_below(&r, 9), k = 1 + ts_below(&r, 40);
+        ref_gcase c = ref_gemm_case(kt_pairings[5], m, n, k, 0, shape_seed(m, n, k));
         c.ta = ts_below(&r, 2);
         c.tb = ts_below(&r, 2);
         c.pad_a = ts_below(&r, 3);
@@ -573,37 +365,29 @@ START_TEST(compute_16f_edges)
     const int16_t scales[] = {-20, -12, 7, 12};
     for (int s = 0; s < 4; s++) {
         const size_t m = 4, n = 5, k = 30;
-        uint16_t a[4 * 30], bb[30 * 5], cc[20], out[20];
+        uint32_t a[4 * 30], bb[30 * 5], cc[20], out[20];
         for (size_t i = 0; i < m * k; i++)
-            a[i] = (uint16_t)bits_of(AK_F16, (2 * ts_uniform(&r) - 1) * ldexp(1, scales[s]));
+            a[i] = kt_from_f64(AK_F16, (2 * ts_uniform(&r) - 1) * ldexp(1, scales[s]));
         for (size_t i = 0; i < k * n; i++)
-            bb[i] = (uint16_t)bits_of(AK_F16, 2 * ts_uniform(&r) - 1);
+            bb[i] = kt_from_f64(AK_F16, 2 * ts_uniform(&r) - 1);
         for (size_t i = 0; i < m * n; i++)
-            cc[i] = (uint16_t)bits_of(AK_F16, ts_uniform(&r));
+            cc[i] = kt_from_f64(AK_F16, ts_uniform(&r));
         kt_buf da = kt_buf_alloc(b, m * k, AK_F16), db = kt_buf_alloc(b, k * n, AK_F16),
                dc = kt_buf_alloc(b, m * n, AK_F16);
-        kt_buf_upload(&da, a);
-        kt_buf_upload(&db, bb);
-        kt_buf_upload(&dc, cc);
+        kt_buf_put(&da, a);
+        kt_buf_put(&db, bb);
+        kt_buf_put(&dc, cc);
         ak_gemm_args g = {false, false, m,    n, k,    1.0f, 1.0f,
                           da.t,  k,     db.t, n, dc.t, n,    AK_COMPUTE_16F};
         ck_assert_int_eq(ak_gemm(b, &g), AK_OK);
-        kt_buf_download(&dc, out);
-        gmat ga = {m, k, k, m * k, NULL}, gb = {k, n, n, k * n, NULL};
-        uint32_t abits[4 * 30], bbits[30 * 5];
-        for (size_t i = 0; i < m * k; i++)
-            abits[i] = a[i];
-        for (size_t i = 0; i < k * n; i++)
-            bbits[i] = bb[i];
-        ga.bits = abits;
-        gb.bits = bbits;
+        kt_buf_get(&dc, out);
+        const ref_mat ga = {AK_F16, m, k, k, m * k, a}, gb = {AK_F16, k, n, n, k * n, bb};
         for (size_t i = 0; i < m; i++)
             for (size_t j = 0; j < n; j++) {
                 const uint32_t want =
                     ref_16f(&ga, false, &gb, false, i, j, k, 1.0f, 1.0f, cc[i * n + j]);
                 const uint32_t got = out[i * n + j];
-                if (got != want && !(is_nan_bits(AK_F16, got) && is_nan_bits(AK_F16, want)) &&
-                    bad++ < 4)
+                if (!same_or_both_nan(AK_F16, got, want) && bad++ < 4)
                     printf("16F scale 2^%d: C[%zu][%zu] = 0x%04x, expected 0x%04x\n", scales[s], i,
                            j, got, want);
             }
@@ -632,13 +416,14 @@ START_TEST(compute_16f_edges)
 END_TEST
 
 /* ---- bad arguments ---------------------------------------------------------------- */
-static void expect_fail(ak_backend *b, const ak_gemm_args *g, int code, const char *text)
-{
-    const int rc = ak_gemm(b, g);
-    ck_assert_msg(rc == code, "expected %d, got %d (%s) for '%s'", code, rc, ak_error(b), text);
-    ck_assert_msg(strstr(ak_error(b), "ak_gemm: ") == ak_error(b) && strstr(ak_error(b), text),
-                  "message '%s' lacks '%s'", ak_error(b), text);
-}
+/* ok with `change` made must fail with code, the message naming ak_gemm
+ * and saying text. */
+#define FAILS(change, code, text)                                                                  \
+    do {                                                                                           \
+        g = ok;                                                                                    \
+        change;                                                                                    \
+        KT_EXPECT_ERROR(b, ak_gemm(b, &g), code, "ak_gemm: ", text);                               \
+    } while (0)
 
 START_TEST(bad_arguments)
 {
@@ -656,83 +441,47 @@ START_TEST(bad_arguments)
     ck_assert_int_eq(ak_gemm(NULL, &ok), AK_EINVAL);
     ck_assert_int_eq(ak_gemm(b, NULL), AK_EINVAL);
     ck_assert_msg(strstr(ak_error(b), "ak_gemm: g is NULL"), "%s", ak_error(b));
-    ak_gemm_args g = ok;
-    g.compute = (ak_compute)9;
-    expect_fail(b, &g, AK_EINVAL, "invalid compute type (9)");
+    ak_gemm_args g;
+    FAILS(g.compute = (ak_compute)9, AK_EINVAL, "invalid compute type (9)");
 
     /* unsupported pairs name the compute type and the dtypes */
     const ak_tensor a16 = ak_tensor_of(ha, 15, AK_F16), b16 = ak_tensor_of(hb, 20, AK_F16),
                     c16 = ak_tensor_of(hc, 12, AK_F16), abf = ak_tensor_of(ha, 15, AK_BF16),
                     bbf = ak_tensor_of(hb, 20, AK_BF16), cbf = ak_tensor_of(hc, 12, AK_BF16);
-    g = ok;
-    g.a = abf, g.b = bbf, g.c = cbf, g.compute = AK_COMPUTE_16F;
-    expect_fail(b, &g, AK_EUNSUPPORTED,
-                "compute type 16F needs fp16 A, B and C, got bf16/bf16/bf16");
-    g = ok;
-    g.compute = AK_COMPUTE_16F;
-    expect_fail(b, &g, AK_EUNSUPPORTED,
-                "compute type 16F needs fp16 A, B and C, got fp32/fp32/fp32");
-    g = ok;
-    g.a = a16, g.b = b16, g.c = c16, g.compute = AK_COMPUTE_32F_FAST_TF32;
-    expect_fail(b, &g, AK_EUNSUPPORTED,
-                "compute type 32F_FAST_TF32 needs fp32 A, B and C, got fp16/fp16/fp16");
-    g.compute = AK_COMPUTE_32F_FAST_16F;
-    expect_fail(b, &g, AK_EUNSUPPORTED, "32F_FAST_16F needs fp32");
-    g = ok;
-    g.a = a16, g.b = bbf;
-    expect_fail(b, &g, AK_EUNSUPPORTED,
-                "compute type 32F needs A and B of one dtype, got fp16/bf16/fp32");
-    g = ok;
-    g.c = c16;
-    expect_fail(b, &g, AK_EUNSUPPORTED, "with fp32 A and B needs fp32 C, got fp32/fp32/fp16");
-    g = ok;
-    g.a = a16, g.b = b16, g.c = cbf;
-    expect_fail(b, &g, AK_EUNSUPPORTED,
-                "with fp16 A and B needs fp16 or fp32 C, got fp16/fp16/bf16");
-    g.c = ak_tensor_of(fc, 12, (ak_dtype)7);
-    expect_fail(b, &g, AK_EINVAL, "C has an invalid dtype");
+    FAILS((g.a = abf, g.b = bbf, g.c = cbf, g.compute = AK_COMPUTE_16F), AK_EUNSUPPORTED,
+          "compute type 16F needs fp16 A, B and C, got bf16/bf16/bf16");
+    FAILS(g.compute = AK_COMPUTE_16F, AK_EUNSUPPORTED,
+          "compute type 16F needs fp16 A, B and C, got fp32/fp32/fp32");
+    FAILS((g.a = a16, g.b = b16, g.c = c16, g.compute = AK_COMPUTE_32F_FAST_TF32), AK_EUNSUPPORTED,
+          "compute type 32F_FAST_TF32 needs fp32 A, B and C, got fp16/fp16/fp16");
+    FAILS((g.a = a16, g.b = b16, g.c = c16, g.compute = AK_COMPUTE_32F_FAST_16F), AK_EUNSUPPORTED,
+          "32F_FAST_16F needs fp32");
+    FAILS((g.a = a16, g.b = bbf), AK_EUNSUPPORTED,
+          "compute type 32F needs A and B of one dtype, got fp16/bf16/fp32");
+    FAILS(g.c = c16, AK_EUNSUPPORTED, "with fp32 A and B needs fp32 C, got fp32/fp32/fp16");
+    FAILS((g.a = a16, g.b = b16, g.c = cbf), AK_EUNSUPPORTED,
+          "with fp16 A and B needs fp16 or fp32 C, got fp16/fp16/bf16");
+    FAILS((g.a = a16, g.b = b16, g.c = ak_tensor_of(fc, 12, (ak_dtype)7)), AK_EINVAL,
+          "C has an invalid dtype");
 
-    /* shapes and leading dimensions */
+    /* shapes and leading dimensions (A is 5 x 3 when transposed, B 4 x 5) */
+    FAILS(g.lda = 4, AK_EINVAL, "lda = 4 is less than the 5 columns of A");
+    FAILS(g.trans_a = true, AK_EINVAL, "A has 15 elements, a 5 x 3 matrix with ld 5 needs 23");
+    FAILS((g.trans_a = true, g.lda = 2), AK_EINVAL, "lda = 2 is less than the 3 columns of A");
     g = ok;
-    g.lda = 4;
-    expect_fail(b, &g, AK_EINVAL, "lda = 4 is less than the 5 columns of A");
-    g = ok;
-    g.trans_a = true; /* A is 5 x 3 */
-    expect_fail(b, &g, AK_EINVAL, "A has 15 elements, a 5 x 3 matrix with ld 5 needs 23");
-    g.lda = 2;
-    expect_fail(b, &g, AK_EINVAL, "lda = 2 is less than the 3 columns of A");
+    g.trans_a = true;
     g.lda = 3;
     ck_assert_int_eq(ak_gemm(b, &g), AK_OK);
-    g = ok;
-    g.ldb = 3;
-    expect_fail(b, &g, AK_EINVAL, "ldb = 3 is less than the 4 columns of B");
-    g = ok;
-    g.trans_b = true; /* B is 4 x 5 */
-    expect_fail(b, &g, AK_EINVAL, "ldb = 4 is less than the 5 columns of B");
-    g = ok;
-    g.ldc = 2;
-    expect_fail(b, &g, AK_EINVAL, "ldc = 2 is less than the 4 columns of C");
-    g = ok;
-    g.a.n = 14;
-    expect_fail(b, &g, AK_EINVAL, "A has 14 elements, a 3 x 5 matrix with ld 5 needs 15");
-    g = ok;
-    g.ldc = 6; /* needs 2 * 6 + 4 = 16 */
-    expect_fail(b, &g, AK_EINVAL, "C has 12 elements, a 3 x 4 matrix with ld 6 needs 16");
-    g = ok;
-    g.b.n = 19;
-    expect_fail(b, &g, AK_EINVAL, "B has 19 elements");
-    g = ok;
-    g.a.data = NULL;
-    expect_fail(b, &g, AK_EINVAL, "A is NULL");
-    g = ok;
-    g.c.data = (char *)fc + 2;
-    expect_fail(b, &g, AK_EINVAL, "not aligned");
-    g = ok;
-    g.m = (size_t)INT_MAX + 1;
-    expect_fail(b, &g, AK_EINVAL, "m = 2147483648 exceeds INT_MAX");
-    g = ok;
-    g.lda = (size_t)INT_MAX + 1;
-    expect_fail(b, &g, AK_EINVAL, "lda = 2147483648 exceeds INT_MAX");
+    FAILS(g.ldb = 3, AK_EINVAL, "ldb = 3 is less than the 4 columns of B");
+    FAILS(g.trans_b = true, AK_EINVAL, "ldb = 4 is less than the 5 columns of B");
+    FAILS(g.ldc = 2, AK_EINVAL, "ldc = 2 is less than the 4 columns of C");
+    FAILS(g.a.n = 14, AK_EINVAL, "A has 14 elements, a 3 x 5 matrix with ld 5 needs 15");
+    FAILS(g.ldc = 6, AK_EINVAL, "C has 12 elements, a 3 x 4 matrix with ld 6 needs 16");
+    FAILS(g.b.n = 19, AK_EINVAL, "B has 19 elements");
+    FAILS(g.a.data = NULL, AK_EINVAL, "A is NULL");
+    FAILS(g.c.data = (char *)fc + 2, AK_EINVAL, "not aligned");
+    FAILS(g.m = (size_t)INT_MAX + 1, AK_EINVAL, "m = 2147483648 exceeds INT_MAX");
+    FAILS(g.lda = (size_t)INT_MAX + 1, AK_EINVAL, "lda = 2147483648 exceeds INT_MAX");
 
     /* empty products: nothing to do, nothing touched */
     fc[0] = 42.0f;
@@ -751,15 +500,15 @@ START_TEST(bad_arguments)
     ak_close(b);
 }
 END_TEST
+#undef FAILS
 
 int main(void)
 {
     Suite *s = suite_create("kernels_gemm");
     TCase *tc = tcase_create("gemm");
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, every_pairing_shape_and_transpose, 0, (int)NPAIRINGS);
-    tcase_add_test(tc, beta_zero_overwrites_nan);
-    tcase_add_test(tc, nan_and_inf_propagate);
+    tcase_add_loop_test(tc, every_pairing_shape_and_transpose, 0, KT_NPAIRINGS);
+    tcase_add_loop_test(tc, nan_c_and_specials, 0, 2);
     tcase_add_test(tc, alpha_zero_and_k_zero_scale_c);
     tcase_add_test(tc, fast_types_round_inputs);
     tcase_add_test(tc, tf32_hand_cases);

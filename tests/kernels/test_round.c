@@ -167,25 +167,14 @@ static uint32_t ref_round(fpe_format_id fmt, int mode, uint32_t rnd, uint8_t *fl
 }
 
 /* ---- special operands, as IEEE 754 and the x86 specialization say ----------------- */
-static uint64_t bits64(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u;
-}
-static double from_bits64(uint64_t u)
-{
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-static bool is_snan64(double d) { return isnan(d) && !(bits64(d) & 0x0008000000000000ull); }
+/* (binary64 bits through the emulator's fpe_f64_bits and fpe_f64_from_bits) */
+static bool is_snan64(double d) { return isnan(d) && !(fpe_f64_bits(d) & 0x0008000000000000ull); }
 
 /* The x86 "common NaN" conversion: sign kept, payload left-justified and
  * truncated, quiet bit set. */
 static uint32_t nan_to(const ref_format *F, double d)
 {
-    const uint64_t u = bits64(d);
+    const uint64_t u = fpe_f64_bits(d);
     const int fb = F->p - 1;
     const uint32_t frac = (uint32_t)((u & 0x000FFFFFFFFFFFFFull) >> (52 - fb));
     return ((u >> 63) ? sign_bit(F) : 0) | inf_bits(F) | ((uint32_t)1 << (fb - 1)) | frac;
@@ -308,32 +297,33 @@ static size_t n_specials;
 
 static void setup_specials(void)
 {
-    const double list[] = {0.0,
-                           -0.0,
-                           INFINITY,
-                           -INFINITY,
-                           from_bits64(0x7FF8000000000000ull), /* quiet NaN */
-                           from_bits64(0xFFF8123456789ABCull), /* negative quiet NaN, payload */
-                           from_bits64(0x7FF4000000000000ull), /* signaling NaN */
-                           from_bits64(0xFFF0000000000001ull), /* signaling, tiny payload */
-                           0x1p-149,
-                           -0x1p-149,
-                           0x1p-126,
-                           0x1p-24,
-                           -0x1p-24,
-                           0x1p-14,
-                           0x1.ff8p-15, /* fp16 max subnormal */
-                           65504.0,
-                           -65504.0,
-                           65520.0,
-                           0x1.fep127,
-                           -0x1.fffffep127,
-                           1.0,
-                           -1.0,
-                           0x1.002p0,
-                           0x1.01p0,
-                           3.0,
-                           -0x1p-133};
+    const double list[] = {
+        0.0,
+        -0.0,
+        INFINITY,
+        -INFINITY,
+        fpe_f64_from_bits(0x7FF8000000000000ull), /* quiet NaN */
+        fpe_f64_from_bits(0xFFF8123456789ABCull), /* negative quiet NaN, payload */
+        fpe_f64_from_bits(0x7FF4000000000000ull), /* signaling NaN */
+        fpe_f64_from_bits(0xFFF0000000000001ull), /* signaling, tiny payload */
+        0x1p-149,
+        -0x1p-149,
+        0x1p-126,
+        0x1p-24,
+        -0x1p-24,
+        0x1p-14,
+        0x1.ff8p-15, /* fp16 max subnormal */
+        65504.0,
+        -65504.0,
+        65520.0,
+        0x1.fep127,
+        -0x1.fffffep127,
+        1.0,
+        -1.0,
+        0x1.002p0,
+        0x1.01p0,
+        3.0,
+        -0x1p-133};
     n_specials = sizeof list / sizeof list[0];
     memcpy(specials, list, sizeof list);
 }
@@ -355,140 +345,138 @@ START_TEST(specials_grid)
 }
 END_TEST
 
-/* a of each format, b an fp32 value 0 to 200 binades below it (clamped to
- * fp32's range): past 53 - p binades the sum is inexact in binary64 and
- * the round-to-odd step decides. */
-START_TEST(exponent_gaps)
+/* ---- random operands -------------------------------------------------------------------- */
+/* One draw of a random test: operands from r, their pair checked into t
+ * (or passed over). */
+typedef void (*draw_fn)(ts_rng *r, tally *t);
+
+/* ts_random_count() / per + 100 draws from the generator seeded
+ * ts_seed() + seed. */
+static void run_draws(const char *what, uint64_t seed, uint64_t per, draw_fn draw)
 {
     mp_setup();
     ts_rng r;
-    ts_rng_init(&r, ts_seed() + 1);
+    ts_rng_init(&r, ts_seed() + seed);
     tally t = {0, 0};
-    const uint64_t count = ts_random_count() / 250 + 100;
-    for (uint64_t k = 0; k < count; k++) {
-        const fpe_format_id fa = (fpe_format_id)ts_below(&r, 3);
-        const int ea = ref_formats[fa].emin - ref_formats[fa].p + 1 +
-                       (int)ts_below(&r, (uint32_t)(ref_formats[fa].emax - ref_formats[fa].emin +
-                                                    ref_formats[fa].p));
-        const double a = random_value(&r, fa, ea);
-        const int gap = (int)ts_below(&r, 4) == 0 ? (int)ts_below(&r, 201) : (int)ts_below(&r, 70);
-        double b = random_value(&r, FPE_FMT_F32, ea - gap);
-        if (ts_below(&r, 2)) b = -b;
-        if (ts_below(&r, 2))
-            check_pair(&t, &r, REF_SUM, a, b);
-        else
-            check_pair(&t, &r, REF_SUM, b, a);
-    }
-    finish("exponent gaps", &t);
+    const uint64_t count = ts_random_count() / per + 100;
+    for (uint64_t k = 0; k < count; k++)
+        draw(&r, &t);
+    finish(what, &t);
 }
+
+/* An exponent of F's values, subnormals' included, uniformly. */
+static int random_exponent(ts_rng *r, const ref_format *F)
+{
+    return F->emin - F->p + 1 + (int)ts_below(r, (uint32_t)(F->emax - F->emin + F->p));
+}
+
+/* a of each format, b an fp32 value 0 to 200 binades below it (clamped to
+ * fp32's range): past 53 - p binades the sum is inexact in binary64 and
+ * the round-to-odd step decides. */
+static void draw_exponent_gaps(ts_rng *r, tally *t)
+{
+    const fpe_format_id fa = (fpe_format_id)ts_below(r, 3);
+    const int ea = random_exponent(r, &ref_formats[fa]);
+    const double a = random_value(r, fa, ea);
+    const int gap = (int)ts_below(r, 4) == 0 ? (int)ts_below(r, 201) : (int)ts_below(r, 70);
+    double b = random_value(r, FPE_FMT_F32, ea - gap);
+    if (ts_below(r, 2)) b = -b;
+    if (ts_below(r, 2))
+        check_pair(t, r, REF_SUM, a, b);
+    else
+        check_pair(t, r, REF_SUM, b, a);
+}
+
+START_TEST(exponent_gaps) { run_draws("exponent gaps", 1, 250, draw_exponent_gaps); }
 END_TEST
 
 /* Sums at, just above and just below a midpoint of the target format, and
  * exact multiples of its quantum. */
-START_TEST(ties)
+static void draw_ties(ts_rng *r, tally *t)
 {
-    mp_setup();
-    ts_rng r;
-    ts_rng_init(&r, ts_seed() + 2);
-    tally t = {0, 0};
-    const uint64_t count = ts_random_count() / 400 + 100;
-    for (uint64_t k = 0; k < count; k++) {
-        const fpe_format_id ft = (fpe_format_id)ts_below(&r, 3);
-        const ref_format *F = &ref_formats[ft];
-        const int e = F->emin - F->p + 1 + (int)ts_below(&r, (uint32_t)(F->emax - F->emin + F->p));
-        const double a = random_value(&r, ft, e);
-        int ae;
-        frexp(a, &ae);
-        const int q = (ae - 1 > F->emin ? ae - 1 : F->emin) - (F->p - 1); /* quantum of a */
-        double b;
-        switch (ts_below(&r, 5)) {
-        case 0: b = ldexp(1.0, q - 1); break;                          /* a midpoint */
-        case 1: b = ldexp(1.0, q - 1) + ldexp(1.0, q - 1 - 20); break; /* above it */
-        case 2: b = ldexp(1.0, q - 1) - ldexp(1.0, q - 1 - 20); break; /* below it */
-        case 3: b = ldexp(1.0, q - 1) + ldexp(1.0, q - 80); break;     /* far above: odd path */
-        default: b = ldexp((double)(int)ts_below(&r, 7) - 3, q); break;
-        }
-        if (ldexp(fabs(b), 149) < 1.0 || (float)b != b) continue; /* b must be an fp32 value */
-        if (ts_below(&r, 2)) b = -b;
-        check_pair(&t, &r, REF_SUM, a, b);
+    const fpe_format_id ft = (fpe_format_id)ts_below(r, 3);
+    const ref_format *F = &ref_formats[ft];
+    const int e = random_exponent(r, F);
+    const double a = random_value(r, ft, e);
+    int ae;
+    frexp(a, &ae);
+    const int q = (ae - 1 > F->emin ? ae - 1 : F->emin) - (F->p - 1); /* quantum of a */
+    double b;
+    switch (ts_below(r, 5)) {
+    case 0: b = ldexp(1.0, q - 1); break;                          /* a midpoint */
+    case 1: b = ldexp(1.0, q - 1) + ldexp(1.0, q - 1 - 20); break; /* above it */
+    case 2: b = ldexp(1.0, q - 1) - ldexp(1.0, q - 1 - 20); break; /* below it */
+    case 3: b = ldexp(1.0, q - 1) + ldexp(1.0, q - 80); break;     /* far above: odd path */
+    default: b = ldexp((double)(int)ts_below(r, 7) - 3, q); break;
     }
-    finish("ties", &t);
+    if (ldexp(fabs(b), 149) < 1.0 || (float)b != b) return; /* b must be an fp32 value */
+    if (ts_below(r, 2)) b = -b;
+    check_pair(t, r, REF_SUM, a, b);
 }
+
+START_TEST(ties) { run_draws("ties", 2, 400, draw_ties); }
 END_TEST
 
 /* Cancellation, subnormal and zero results, and sums past the largest
  * finite value. */
+static void draw_cancellation_subnormal_overflow(ts_rng *r, tally *t)
+{
+    const fpe_format_id ft = (fpe_format_id)ts_below(r, 3);
+    const ref_format *F = &ref_formats[ft];
+    double a, b;
+    switch (ts_below(r, 3)) {
+    case 0: /* b close to -a */
+        a = random_value(r, FPE_FMT_F32, -140 + (int)ts_below(r, 260));
+        b = (float)(-a * (1.0 + ldexp(ts_uniform(r) - 0.5, -(int)ts_below(r, 30))));
+        break;
+    case 1: /* around the target's subnormal range */
+        a = random_value(r, ft, F->emin - F->p - 1 + (int)ts_below(r, F->p + 4));
+        b = random_value(r, FPE_FMT_F32, F->emin - F->p - 8 + (int)ts_below(r, F->p + 12));
+        if (ts_below(r, 2)) b = -b;
+        break;
+    default: /* near the target's largest finite value */
+        a = value_of(ft, max_bits(F) - ts_below(r, 4)) * (ts_below(r, 2) ? 1 : -1);
+        b = random_value(r, FPE_FMT_F32, F->emax - F->p - 2 + (int)ts_below(r, F->p + 6));
+        if (signbit(a)) b = -b;
+        if (ts_below(r, 4) == 0) b = -b;
+        break;
+    }
+    check_pair(t, r, REF_SUM, a, b);
+}
+
 START_TEST(cancellation_subnormal_overflow)
 {
-    mp_setup();
-    ts_rng r;
-    ts_rng_init(&r, ts_seed() + 3);
-    tally t = {0, 0};
-    const uint64_t count = ts_random_count() / 400 + 100;
-    for (uint64_t k = 0; k < count; k++) {
-        const fpe_format_id ft = (fpe_format_id)ts_below(&r, 3);
-        const ref_format *F = &ref_formats[ft];
-        double a, b;
-        switch (ts_below(&r, 3)) {
-        case 0: /* b close to -a */
-            a = random_value(&r, FPE_FMT_F32, -140 + (int)ts_below(&r, 260));
-            b = (float)(-a * (1.0 + ldexp(ts_uniform(&r) - 0.5, -(int)ts_below(&r, 30))));
-            break;
-        case 1: /* around the target's subnormal range */
-            a = random_value(&r, ft, F->emin - F->p - 1 + (int)ts_below(&r, F->p + 4));
-            b = random_value(&r, FPE_FMT_F32, F->emin - F->p - 8 + (int)ts_below(&r, F->p + 12));
-            if (ts_below(&r, 2)) b = -b;
-            break;
-        default: /* near the target's largest finite value */
-            a = value_of(ft, max_bits(F) - ts_below(&r, 4)) * (ts_below(&r, 2) ? 1 : -1);
-            b = random_value(&r, FPE_FMT_F32, F->emax - F->p - 2 + (int)ts_below(&r, F->p + 6));
-            if (signbit(a)) b = -b;
-            if (ts_below(&r, 4) == 0) b = -b;
-            break;
-        }
-        check_pair(&t, &r, REF_SUM, a, b);
-    }
-    finish("cancellation, subnormal, overflow", &t);
+    run_draws("cancellation, subnormal, overflow", 3, 400, draw_cancellation_subnormal_overflow);
 }
 END_TEST
+
+/* a of a random format and b of fb, random operands of every kind (NaN
+ * operands are specials_grid's), checked under op. */
+static void check_random_operands(ts_rng *r, tally *t, ref_op op, fpe_format_id fa,
+                                  fpe_format_id fb)
+{
+    const double a = value_of(fa, ts_random_operand(r, fa));
+    const double b = value_of(fb, ts_random_operand(r, fb));
+    if (!isnan(a) && !isnan(b)) check_pair(t, r, op, a, b);
+}
 
 /* Products of two values of any of the formats (exact in binary64). */
-START_TEST(products)
+static void draw_products(ts_rng *r, tally *t)
 {
-    mp_setup();
-    ts_rng r;
-    ts_rng_init(&r, ts_seed() + 4);
-    tally t = {0, 0};
-    const uint64_t count = ts_random_count() / 400 + 100;
-    for (uint64_t k = 0; k < count; k++) {
-        const fpe_format_id fa = (fpe_format_id)ts_below(&r, 3),
-                            fb = (fpe_format_id)ts_below(&r, 3);
-        const double a = value_of(fa, ts_random_operand(&r, fa));
-        const double b = value_of(fb, ts_random_operand(&r, fb));
-        if (isnan(a) || isnan(b)) continue; /* NaN operands: specials_grid */
-        check_pair(&t, &r, REF_PRODUCT, a, b);
-    }
-    finish("products", &t);
+    const fpe_format_id fa = (fpe_format_id)ts_below(r, 3), fb = (fpe_format_id)ts_below(r, 3);
+    check_random_operands(r, t, REF_PRODUCT, fa, fb);
 }
+
+START_TEST(products) { run_draws("products", 4, 400, draw_products); }
 END_TEST
 
-/* Random operands of every kind, any exponents. */
-START_TEST(random_pairs)
+/* Random operands of every kind, any exponents (sums). */
+static void draw_random_pairs(ts_rng *r, tally *t)
 {
-    mp_setup();
-    ts_rng r;
-    ts_rng_init(&r, ts_seed() + 5);
-    tally t = {0, 0};
-    const uint64_t count = ts_random_count() / 400 + 100;
-    for (uint64_t k = 0; k < count; k++) {
-        const fpe_format_id fa = (fpe_format_id)ts_below(&r, 3);
-        const double a = value_of(fa, ts_random_operand(&r, fa));
-        const double b = value_of(FPE_FMT_F32, ts_random_operand(&r, FPE_FMT_F32));
-        if (isnan(a) || isnan(b)) continue;
-        check_pair(&t, &r, REF_SUM, a, b);
-    }
-    finish("random pairs", &t);
+    check_random_operands(r, t, REF_SUM, (fpe_format_id)ts_below(r, 3), FPE_FMT_F32);
 }
+
+START_TEST(random_pairs) { run_draws("random pairs", 5, 400, draw_random_pairs); }
 END_TEST
 
 int main(void)

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "kt.h"
+#include "ref_stats.h"
 
 static const char *const target_names[] = {"fp16", "bf16", "fp32"};
 
@@ -142,22 +142,11 @@ static int differences(const char *ctx, const ak_stats *got, const ak_stats *wan
     return bad;
 }
 
-/* ak_stats_accumulate into *r (backend memory, read back into *out). */
+/* ak_stats_accumulate onto *out with the scale sc. */
 static void accumulate(ak_backend *b, ak_tensor x, fpe_format_id target, const scale_case *sc,
                        ak_stats *out)
 {
-    float *scale = NULL;
-    if (!sc->null) {
-        scale = kt_dev_alloc(b, sizeof *scale);
-        kt_dev_put(b, scale, &sc->bits, sizeof sc->bits);
-    }
-    ak_stats *r = kt_dev_alloc(b, sizeof *r);
-    kt_dev_put(b, r, out, sizeof *r);
-    const int rc = ak_stats_accumulate(b, x, target, scale, r);
-    ck_assert_msg(rc == AK_OK, "ak_stats_accumulate: %d %s", rc, ak_error(b));
-    kt_dev_get(b, out, r, sizeof *r);
-    kt_dev_free(b, r);
-    kt_dev_free(b, scale);
+    ref_stats_accumulate(b, x, target, sc->null ? NULL : &sc->bits, out);
 }
 
 /* Every target and scale on the host array x: op against reference. */

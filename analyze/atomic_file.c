@@ -1,0 +1,167 @@
+/* atomic_file.c: status messages and atomic file replacement (atomic_file.h). */
+#define _POSIX_C_SOURCE 200809L /* fdopen, fsync */
+#include "atomic_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int an_fail(char *msg, size_t msg_len, int status, const char *fmt, ...)
+{
+    if (!msg || msg_len == 0) return status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, msg_len, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+static void af_release(af_file *f)
+{
+    free(f->path);
+    free(f->tmp);
+    f->fp = NULL;
+    f->path = NULL;
+    f->tmp = NULL;
+    f->err = 0;
+}
+
+int af_begin(af_file *f, const char *path, char *msg, size_t msg_len)
+{
+    if (!f) return an_fail(msg, msg_len, AN_EINVAL, "af_begin: f is NULL");
+    f->fp = NULL;
+    f->path = f->tmp = NULL;
+    f->err = 0;
+    if (!path || !*path) return an_fail(msg, msg_len, AN_EINVAL, "af_begin: empty path");
+    const size_t n = strlen(path);
+    const size_t tmp_len = n + 32;
+    f->path = malloc(n + 1);
+    f->tmp = malloc(tmp_len);
+    if (!f->path || !f->tmp) {
+        af_release(f);
+        return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+    }
+    memcpy(f->path, path, n + 1);
+    snprintf(f->tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
+    /* O_TRUNC, not O_EXCL: a leftover NAME.tmp.<pid> can only be from a dead
+     * process that had our pid, and is garbage. */
+    const int fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        const int e = errno;
+        an_fail(msg, msg_len, AN_EIO, "%s: cannot create %s: %s", path, f->tmp, strerror(e));
+        af_release(f);
+        return AN_EIO;
+    }
+    f->fp = fdopen(fd, "wb");
+    if (!f->fp) {
+        const int e = errno;
+        close(fd);
+        unlink(f->tmp);
+        an_fail(msg, msg_len, AN_EIO, "%s: fdopen %s: %s", path, f->tmp, strerror(e));
+        af_release(f);
+        return AN_EIO;
+    }
+    return AN_OK;
+}
+
+/* The directory holding path ("." for a bare name), allocated. */
+static int parent_dir(const char *path, char **dir)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    if (slash && n == 0) n = 1; /* "/name": the root */
+    *dir = malloc(n + 1);
+    if (!*dir) return AN_ENOMEM;
+    if (slash)
+        memcpy(*dir, path, n);
+    else
+        (*dir)[0] = '.';
+    (*dir)[n] = '\0';
+    return AN_OK;
+}
+
+int af_commit(af_file *f, char *msg, size_t msg_len)
+{
+    if (!f || !f->fp) return an_fail(msg, msg_len, AN_EINVAL, "af_commit: no file being written");
+    int status = AN_OK;
+    const char *what = NULL;
+    int e = 0;
+    /* fflush retries what a failed write left in the buffer, so its errno
+     * is the cause; a bare error flag (no pending data) has lost it. */
+    if (f->err) {
+        what = "write";
+        e = f->err;
+    } else if (fflush(f->fp) != 0) {
+        what = "write";
+        e = errno;
+    } else if (ferror(f->fp)) {
+        what = "write";
+        e = EIO;
+    } else if (fsync(fileno(f->fp)) != 0) {
+        what = "fsync";
+        e = errno;
+    }
+    if (fclose(f->fp) != 0 && !what) {
+        what = "close";
+        e = errno;
+    }
+    f->fp = NULL;
+    if (!what && rename(f->tmp, f->path) != 0) {
+        e = errno;
+        status = an_fail(msg, msg_len, AN_EIO, "%s: rename %s -> %s: %s", f->path, f->tmp, f->path,
+                         strerror(e));
+        unlink(f->tmp);
+        af_release(f);
+        return status;
+    }
+    if (what) {
+        status = an_fail(msg, msg_len, AN_EIO, "%s: %s %s: %s", f->path, what, f->tmp, strerror(e));
+        unlink(f->tmp);
+        af_release(f);
+        return status;
+    }
+    /* The rename is durable only once the directory entry is on disk. */
+    char *dir = NULL;
+    if (parent_dir(f->path, &dir) != AN_OK) {
+        status = an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", f->path);
+    } else {
+        const int dfd = open(dir, O_RDONLY | O_CLOEXEC);
+        if (dfd < 0 || fsync(dfd) != 0) {
+            e = errno;
+            status = an_fail(msg, msg_len, AN_EIO, "%s: fsync of directory %s: %s", f->path, dir,
+                             strerror(e));
+        }
+        if (dfd >= 0) close(dfd);
+    }
+    free(dir);
+    af_release(f);
+    return status;
+}
+
+void af_put(af_file *f, const void *data, size_t n)
+{
+    if (!f || !f->fp || f->err || n == 0) return;
+    errno = 0;
+    if (fwrite(data, 1, n, f->fp) != n) f->err = errno ? errno : EIO;
+}
+
+void af_abort(af_file *f)
+{
+    if (!f) return;
+    if (f->fp) fclose(f->fp);
+    if (f->tmp) unlink(f->tmp);
+    af_release(f);
+}
+
+int af_write(const char *path, const void *data, size_t n, char *msg, size_t msg_len)
+{
+    if (!data && n > 0) return an_fail(msg, msg_len, AN_EINVAL, "af_write: data is NULL");
+    af_file f;
+    const int status = af_begin(&f, path, msg, msg_len);
+    if (status != AN_OK) return status;
+    af_put(&f, data, n);
+    return af_commit(&f, msg, msg_len);
+}

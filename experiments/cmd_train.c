@@ -1,0 +1,282 @@
+/* cmd_train.c: `ampscope train`, training a reference network under a
+ * precision mode and a loss-scale policy (train.c), with the record. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "train.h"
+
+#ifndef AMPSCOPE_GIT_REVISION
+#define AMPSCOPE_GIT_REVISION "unknown"
+#endif
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: ampscope train --net NET --mode O0|O1|O2|O3 [--dtype fp16|bf16] --out DIR [options]\n"
+            "\n"
+            "Trains a reference network and records what low precision did at every step:\n"
+            "DIR/run.json, steps.csv, tensors.csv, updates.csv, hist.csv, eval.csv.\n"
+            "\n"
+            "the run:\n"
+            "  --net NET              simplenet (synthetic data, MSE), lenet5 or mlp (Fashion-MNIST)\n"
+            "  --width N, --depth N   simplenet's layer width (4096) and number of layers (3)\n"
+            "  --mode M               O0 fp32; O1 GEMM/conv in --dtype; O2 model in --dtype with\n"
+            "                         fp32 master weights; O3 everything in --dtype (default O0)\n"
+            "  --dtype T              fp16 (default) or bf16\n"
+            "  --white-list OPS       ops cast to --dtype in O1 (linear, conv, relu, maxpool)\n"
+            "  --black-list OPS       ops kept in fp32\n"
+            "  --layer-precision L=fp32,...  pin layers to fp32 (as MindSpore's to_float)\n"
+            "  --epochs N, --steps N  length (steps overrides epochs; default 1 epoch)\n"
+            "  --batch N              default: simplenet 512, lenet5 32, mlp 64\n"
+            "  --subset N             the first N training samples only\n"
+            "  --samples N            simplenet: synthetic samples per epoch (default 8 batches)\n"
+            "  --seed N               weights, shuffling and data (default 1)\n"
+            "  --backend B            cpu, cuda or auto (default)\n"
+            "  --data DIR             Fashion-MNIST IDX files (default Debian's dataset-fashion-mnist)\n"
+            "optimizer:\n"
+            "  --optimizer O          sgd (default; momentum 0.9 for lenet5), momentum, adam, adamw\n"
+            "  --lr X                 default: simplenet 1e-4, lenet5 and mlp 0.01\n"
+            "  --momentum X, --dampening X, --nesterov on|off, --weight-decay X\n"
+            "  --beta1 X, --beta2 X, --eps X\n"
+            "  --stochastic-rounding on|off   round low-precision weight writes stochastically\n"
+            "loss scaling:\n"
+            "  --loss-scale P         none (default), fixed, dynamic, or a preset: %s\n"
+            "  --scale S              fixed: the scale\n"
+            "  --init-scale S, --growth-factor F, --backoff-factor F, --scale-factor F (both),\n"
+            "  --scale-window W, --hysteresis H, --consecutive-hysteresis on|off,\n"
+            "  --min-scale S, --max-scale S, --refuse-nonfinite-growth on|off,\n"
+            "  --drop-overflow-update on|off\n"
+            "  --diverge-after K      steps in a row at --min-scale that end the run (default 100)\n"
+            "the record:\n"
+            "  --stats-every N        statistics of every layer's tensors (default 10; 0 never)\n"
+            "  --hist-every N         log2 histograms (default 100; 0 never)\n"
+            "  --stats-dtype T        the format the statistics are for (default --dtype; lets an\n"
+            "                         O0 run say what fp16 would have done)\n"
+            "  --no-progress          no progress line on a terminal\n"
+            "\n"
+            "exit status: 0 done, 2 bad input (nothing trained), 3 diverged, 1 anything else;\n"
+            "on SIGINT/SIGTERM the current step finishes and the record is complete up to it.\n",
+            ak_scaler_preset_names());
+}
+
+/* ---- values ------------------------------------------------------------------------- */
+static int want_int(const char *opt, const char *v, int64_t min, int64_t max, int64_t *out)
+{
+    if (cli_parse_int(v, min, max, out) != 0)
+        return cli_error(CLI_EINPUT, "%s wants an integer in [%lld, %lld], got '%s'", opt, (long long)min,
+                         (long long)max, v);
+    return CLI_OK;
+}
+
+/* A finite real in [min, max] (open at min when open_min). */
+static int want_real(const char *opt, const char *v, double min, double max, bool open_min, float *out)
+{
+    double d;
+    if (cli_parse_decimal(v, &d) != 0 || !isfinite(d) || d < min || d > max || (open_min && d == min))
+        return cli_error(CLI_EINPUT, "%s wants a number in %c%g, %g], got '%s'", opt, open_min ? '(' : '[',
+                         min, max, v);
+    *out = (float)d;
+    return CLI_OK;
+}
+
+static int want_onoff(const char *opt, const char *v, bool *out)
+{
+    if (strcmp(v, "on") == 0) *out = true;
+    else if (strcmp(v, "off") == 0) *out = false;
+    else return cli_error(CLI_EINPUT, "%s wants on or off, got '%s'", opt, v);
+    return CLI_OK;
+}
+
+static int want_dtype(const char *opt, const char *v, bool allow_f32, ak_dtype *out)
+{
+    if (strcmp(v, "fp16") == 0) *out = AK_F16;
+    else if (strcmp(v, "bf16") == 0) *out = AK_BF16;
+    else if (allow_f32 && strcmp(v, "fp32") == 0) *out = AK_F32;
+    else return cli_error(CLI_EINPUT, "%s wants fp16 or bf16%s, got '%s'", opt, allow_f32 ? " or fp32" : "", v);
+    return CLI_OK;
+}
+
+/* The scaler options are applied after the preset, whatever their order. */
+typedef struct scaler_overrides {
+    const char *preset;
+    const char *scale, *init, *growth, *backoff, *factor, *window, *hysteresis, *consecutive, *min,
+        *max, *refuse, *drop;
+} scaler_overrides;
+
+static int apply_scaler(const scaler_overrides *s, ak_scaler_config *cfg)
+{
+    char why[512];
+    if (ak_scaler_preset(s->preset ? s->preset : "none", cfg, why, sizeof why) != 0)
+        return cli_error(CLI_EINPUT, "%s", why);
+    int rc = CLI_OK;
+    int64_t n;
+    if (s->scale) {
+        if (cfg->kind != AK_SCALER_FIXED) return cli_error(CLI_EINPUT, "--scale needs --loss-scale fixed");
+        rc = want_real("--scale", s->scale, 0, 3.4e38, true, &cfg->init_scale);
+    }
+    if (!rc && s->init) rc = want_real("--init-scale", s->init, 0, 3.4e38, true, &cfg->init_scale);
+    if (!rc && s->factor) {
+        rc = want_real("--scale-factor", s->factor, 1, 1e30, true, &cfg->growth_factor);
+        if (!rc) cfg->backoff_factor = 1.0f / cfg->growth_factor;
+    }
+    if (!rc && s->growth) rc = want_real("--growth-factor", s->growth, 1, 1e30, true, &cfg->growth_factor);
+    if (!rc && s->backoff) rc = want_real("--backoff-factor", s->backoff, 0, 1, true, &cfg->backoff_factor);
+    if (!rc && s->window && !(rc = want_int("--scale-window", s->window, 1, INT32_MAX, &n))) cfg->window = (int32_t)n;
+    if (!rc && s->hysteresis && !(rc = want_int("--hysteresis", s->hysteresis, 1, INT32_MAX, &n)))
+        cfg->hysteresis = (int32_t)n;
+    if (!rc && s->consecutive) rc = want_onoff("--consecutive-hysteresis", s->consecutive, &cfg->consecutive_hysteresis);
+    if (!rc && s->min) rc = want_real("--min-scale", s->min, 0, 3.4e38, false, &cfg->min_scale);
+    if (!rc && s->max) rc = want_real("--max-scale", s->max, 0, 3.4e38, true, &cfg->max_scale);
+    if (!rc && s->refuse) rc = want_onoff("--refuse-nonfinite-growth", s->refuse, &cfg->refuse_nonfinite_growth);
+    if (!rc && s->drop) rc = want_onoff("--drop-overflow-update", s->drop, &cfg->drop_overflow_update);
+    if (!rc && (s->window || s->hysteresis || s->growth || s->backoff || s->factor || s->init) &&
+        cfg->kind != AK_SCALER_DYNAMIC)
+        return cli_error(CLI_EINPUT, "the dynamic-scaler options need --loss-scale dynamic or a preset");
+    if (!rc && ak_scaler_validate(cfg, why, sizeof why) != 0) return cli_error(CLI_EINPUT, "%s", why);
+    return rc;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    cli_set_context("train");
+    train_options o;
+    train_options_default(&o);
+    o.version = AMPSCOPE_VERSION;
+    o.git_revision = AMPSCOPE_GIT_REVISION;
+    o.progress = true;
+    o.argc = argc;
+    o.argv = argv;
+    scaler_overrides sc;
+    memset(&sc, 0, sizeof sc);
+    const char *mode = "O0", *dtype = "fp16", *optimizer = NULL, *stats_dtype = NULL, *sr = NULL;
+    const char *nesterov = NULL;
+    bool lr_given = false, momentum_given = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (cli_is_help(a)) {
+            help(stdout);
+            return CLI_OK;
+        }
+        if (strcmp(a, "--no-progress") == 0) {
+            o.progress = false;
+            continue;
+        }
+        /* every other option takes a value */
+        if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
+            return cli_error(CLI_EINPUT, "unexpected argument '%s' (see 'ampscope train --help')", a);
+        const char *name = a + 2;
+        char key[64];
+        const char *eq = strchr(name, '=');
+        const size_t klen = eq ? (size_t)(eq - name) : strlen(name);
+        if (klen >= sizeof key) return cli_error(CLI_EINPUT, "unknown option '%s'", a);
+        memcpy(key, name, klen);
+        key[klen] = '\0';
+        int m = cli_option_value(argc, argv, &i, key, &v);
+        if (m < 0) return m;
+        int64_t n = 0;
+        int rc = CLI_OK;
+#define IS(s) (strcmp(key, s) == 0)
+        if (IS("net")) o.net = v;
+        else if (IS("mode")) mode = v;
+        else if (IS("dtype")) dtype = v;
+        else if (IS("out")) o.out_dir = v;
+        else if (IS("backend")) o.backend = v;
+        else if (IS("data")) o.data_dir = v;
+        else if (IS("white-list")) o.white_list = v;
+        else if (IS("black-list")) o.black_list = v;
+        else if (IS("layer-precision")) o.pin_spec = v;
+        else if (IS("optimizer")) optimizer = v;
+        else if (IS("stats-dtype")) stats_dtype = v;
+        else if (IS("stochastic-rounding")) sr = v;
+        else if (IS("nesterov")) nesterov = v;
+        else if (IS("epochs")) rc = want_int(a, v, 1, 1000000, &o.epochs);
+        else if (IS("steps")) rc = want_int(a, v, 1, INT64_C(1) << 40, &o.steps);
+        else if (IS("batch")) {
+            if (!(rc = want_int(a, v, 1, 1 << 20, &n))) o.batch = (size_t)n;
+        }
+        else if (IS("subset")) {
+            if (!(rc = want_int(a, v, 1, INT64_C(1) << 32, &n))) o.subset = (size_t)n;
+        }
+        else if (IS("samples")) {
+            if (!(rc = want_int(a, v, 1, INT64_C(1) << 24, &n))) o.samples = (size_t)n;
+        }
+        else if (IS("width")) {
+            if (!(rc = want_int(a, v, 1, 65536, &n))) o.size.width = (size_t)n;
+        }
+        else if (IS("depth")) {
+            if (!(rc = want_int(a, v, 1, 16, &n))) o.size.depth = (int)n;
+        }
+        else if (IS("seed")) {
+            if (!(rc = want_int(a, v, 0, INT64_MAX, &n))) o.seed = (uint64_t)n;
+        }
+        else if (IS("stats-every")) rc = want_int(a, v, 0, INT64_C(1) << 40, &o.stats_every);
+        else if (IS("hist-every")) rc = want_int(a, v, 0, INT64_C(1) << 40, &o.hist_every);
+        else if (IS("diverge-after")) rc = want_int(a, v, 0, INT64_C(1) << 40, &o.diverge_after);
+        else if (IS("lr")) {
+            rc = want_real(a, v, 0, 1e6, true, &o.opt.lr);
+            lr_given = true;
+        } else if (IS("momentum")) {
+            rc = want_real(a, v, 0, 1, false, &o.opt.momentum);
+            momentum_given = true;
+        } else if (IS("dampening")) rc = want_real(a, v, 0, 1, false, &o.opt.dampening);
+        else if (IS("weight-decay")) rc = want_real(a, v, 0, 1e6, false, &o.opt.weight_decay);
+        else if (IS("beta1")) rc = want_real(a, v, 0, 0.99999994, false, &o.opt.beta1);
+        else if (IS("beta2")) rc = want_real(a, v, 0, 0.99999994, false, &o.opt.beta2);
+        else if (IS("eps")) rc = want_real(a, v, 0, 1, true, &o.opt.eps);
+        else if (IS("loss-scale")) sc.preset = v;
+        else if (IS("scale")) sc.scale = v;
+        else if (IS("init-scale")) sc.init = v;
+        else if (IS("growth-factor")) sc.growth = v;
+        else if (IS("backoff-factor")) sc.backoff = v;
+        else if (IS("scale-factor")) sc.factor = v;
+        else if (IS("scale-window")) sc.window = v;
+        else if (IS("hysteresis")) sc.hysteresis = v;
+        else if (IS("consecutive-hysteresis")) sc.consecutive = v;
+        else if (IS("min-scale")) sc.min = v;
+        else if (IS("max-scale")) sc.max = v;
+        else if (IS("refuse-nonfinite-growth")) sc.refuse = v;
+        else if (IS("drop-overflow-update")) sc.drop = v;
+        else return cli_error(CLI_EINPUT, "unknown option '--%s' (see 'ampscope train --help')", key);
+#undef IS
+        if (rc) return rc;
+    }
+    if (!o.out_dir) return cli_error(CLI_EINPUT, "--out DIR is required");
+    const int pm = prec_mode_from_name(mode);
+    if (pm < 0) return cli_error(CLI_EINPUT, "--mode wants O0, O1, O2 or O3, got '%s'", mode);
+    ak_dtype low;
+    int rc = want_dtype("--dtype", dtype, false, &low);
+    if (rc) return rc;
+    prec_options_default(&o.prec, (prec_mode)pm, low);
+    if (stats_dtype && (rc = want_dtype("--stats-dtype", stats_dtype, true, &o.stats_dtype)) != 0) return rc;
+    if (optimizer) {
+        if (strcmp(optimizer, "sgd") == 0) o.opt.kind = AK_OPT_SGD;
+        else if (strcmp(optimizer, "momentum") == 0) o.opt.kind = AK_OPT_MOMENTUM;
+        else if (strcmp(optimizer, "adam") == 0) o.opt.kind = AK_OPT_ADAM;
+        else if (strcmp(optimizer, "adamw") == 0) o.opt.kind = AK_OPT_ADAMW;
+        else return cli_error(CLI_EINPUT, "--optimizer wants sgd, momentum, adam or adamw, got '%s'", optimizer);
+    } else if (strcmp(o.net, "lenet5") == 0) {
+        o.opt.kind = AK_OPT_MOMENTUM; /* the MindSpore tutorial: Momentum(lr 0.01, 0.9) */
+    }
+    if (o.opt.kind == AK_OPT_MOMENTUM && !momentum_given) o.opt.momentum = 0.9f;
+    if (nesterov && (rc = want_onoff("--nesterov", nesterov, &o.opt.nesterov)) != 0) return rc;
+    bool stochastic = false;
+    if (sr && (rc = want_onoff("--stochastic-rounding", sr, &stochastic)) != 0) return rc;
+    o.opt.round.mode = stochastic ? FPE_SR_PROP : FPE_RNE;
+    o.opt.round.seed = o.seed;
+    o.opt.round.stream = 1;
+    if (!lr_given) o.opt.lr = -1;
+    if ((rc = apply_scaler(&sc, &o.scaler)) != 0) return rc;
+
+    char msg[1024];
+    rc = train_run(&o, msg, sizeof msg);
+    switch (rc) {
+    case TRAIN_OK: return CLI_OK;
+    case TRAIN_EINPUT: return cli_error(CLI_EINPUT, "%s", msg);
+    case TRAIN_DIVERGED: return cli_error(CLI_EDIVERGED, "%s", msg);
+    default: return cli_error(CLI_EFAIL, "%s", msg);
+    }
+}

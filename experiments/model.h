@@ -1,0 +1,81 @@
+/* model.h: a reference network instantiated on a kernels/ backend: its
+ * parameters (in every copy the precision plan asks for), activations and
+ * gradients, and the forward and backward passes as sequences of kernel
+ * calls.  The training loop (train.c) drives it; tests check its fp32
+ * gradients against finite differences.
+ *
+ * Parameter names follow PyTorch ("fc1.weight", "conv2.bias").
+ */
+#ifndef AMPSCOPE_MODEL_H
+#define AMPSCOPE_MODEL_H
+
+#include <stdint.h>
+
+#include "kernels.h"
+#include "nets.h"
+
+#define MODEL_MAX_PARAMS (2 * NET_MAX_LAYERS)
+
+typedef struct model_param {
+    char name[NET_NAME_LEN + 8]; /* "fc1.weight" */
+    int layer;
+    bool is_bias;
+    size_t n;
+    ak_dtype run;      /* the layer's format */
+    ak_tensor w32;     /* fp32 weights (master in O2), or none */
+    ak_tensor wlow;    /* low-precision stored weights (O2 model copy, O3), or none */
+    ak_tensor wcast;   /* O1: the per-step cast of w32 to the run format, or none */
+    ak_tensor grad_run;/* the gradient as backward computes it, in the run format */
+    ak_tensor grad;    /* the gradient the optimizer reads: fp32 when w32 exists, else grad_run */
+    ak_tensor m, v;    /* optimizer state (fp32), none until model_alloc_optimizer */
+} model_param;
+
+typedef struct model {
+    ak_backend *b;
+    net_def net;
+    prec_plan plan;
+    size_t batch; /* rows the buffers hold */
+    model_param params[MODEL_MAX_PARAMS];
+    int n_params;
+    ak_tensor x;                       /* input batch, fp32 (batch x input features) */
+    ak_tensor target;                  /* MSE targets, fp32 (batch x outputs) */
+    int32_t *labels;                   /* class labels (batch), backend memory */
+    ak_tensor in_cast[NET_MAX_LAYERS]; /* layer i's input cast to its format, when needed */
+    ak_tensor act[NET_MAX_LAYERS];     /* layer i's output (run[i]) */
+    ak_tensor dact[NET_MAX_LAYERS];    /* gradient of the loss w.r.t. act[i] (run[i]) */
+    ak_tensor dx_tmp;                  /* dx in the layer's format before a cast */
+    float *loss;                       /* backend memory: the batch's mean loss */
+    int32_t *correct;                  /* backend memory: correct predictions (xent) */
+} model;
+
+/* Allocates everything for batch rows on backend b.  Returns 0, or an AK_E*
+ * status with the reason in msg. */
+int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_t batch, model **out,
+                 char *msg, size_t msg_len);
+void model_free(model *m);
+/* Allocates the optimizer state (m for momentum and Adam, v for Adam), zeroed. */
+int model_alloc_optimizer(model *m, bool first_moment, bool second_moment);
+
+/* PyTorch's default initialisation of Linear and Conv2d: weights and biases
+ * uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)), drawn on the host from GSL's
+ * MT19937 seeded with seed, in parameter order; then every stored copy
+ * (w32, and wlow rounded to nearest even) is written. */
+int model_init_weights(model *m, uint64_t seed);
+/* Writes a parameter's value (fp32 host array of p->n) into every stored copy. */
+int model_set_param(model *m, model_param *p, const float *host);
+/* Reads a parameter's value as fp32 (from w32, else widened from wlow). */
+int model_get_param(model *m, const model_param *p, float *host);
+
+/* Forward over the first rows of the batch (rows <= batch) and the loss
+ * into *m->loss (and m->correct for cross-entropy).  With backward, also
+ * the gradients of (loss * *scale) w.r.t. every parameter into grad_run,
+ * and grad (fp32) where a cast is needed.  scale is in backend memory;
+ * NULL means 1. */
+int model_forward(model *m, size_t rows);
+int model_forward_backward(model *m, size_t rows, const float *scale);
+
+/* The gradient tensors the optimizer reads, in parameter order (for the
+ * fused unscale + finite check); returns the count. */
+int model_grads(const model *m, ak_tensor *grads);
+
+#endif

@@ -1,0 +1,103 @@
+/* nets.h: the reference networks as lists of layers, with PyTorch's
+ * parameter names and layouts (fc1.weight is (out, in); conv weights are
+ * OIHW), and the precision plan that says in which format each layer runs.
+ *
+ *   simplenet  the PaddlePaddle AMP tutorial's net: depth x Linear(width ->
+ *              width), ReLU between them, MSE loss (fc1, fc2, fc3)
+ *   lenet5     the MindSpore AMP tutorial's net: conv1 1->6 5x5, ReLU, pool 2,
+ *              conv2 6->16 5x5, ReLU, pool 2, fc1 400->120, ReLU, fc2 120->84,
+ *              ReLU, fc3 84->10, softmax cross-entropy (32x32 inputs)
+ *   mlp        784 -> 256 -> 256 -> 10 with ReLU, softmax cross-entropy
+ */
+#ifndef AMPSCOPE_NETS_H
+#define AMPSCOPE_NETS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernels.h"
+
+typedef enum net_op { NET_LINEAR, NET_CONV, NET_RELU, NET_MAXPOOL } net_op;
+typedef enum net_loss { NET_XENT, NET_MSE } net_loss;
+
+#define NET_MAX_LAYERS 32
+#define NET_NAME_LEN 16
+
+/* One layer.  Shapes are per sample: (channels, height, width); a linear
+ * layer's features are channels with height = width = 1, and a linear layer
+ * after a conv reads the NCHW activations flattened. */
+typedef struct net_layer {
+    net_op op;
+    char name[NET_NAME_LEN]; /* "fc1", "conv2"; "relu3", "pool1" for the others */
+    size_t in_c, in_h, in_w;
+    size_t out_c, out_h, out_w;
+    size_t kernel; /* conv: square kernel size (stride 1, no padding) */
+} net_layer;
+
+typedef struct net_def {
+    char name[NET_NAME_LEN];
+    net_layer layers[NET_MAX_LAYERS];
+    int n_layers;
+    size_t in_c, in_h, in_w; /* one input sample */
+    size_t outputs;          /* features of the last layer (classes, or MSE targets) */
+    net_loss loss;
+} net_def;
+
+/* Sizes a user may change (0 = the net's default): simplenet's width and
+ * depth (number of Linear layers). */
+typedef struct net_size {
+    size_t width;
+    int depth;
+} net_size;
+
+/* Builds the named net; returns 0, or -1 with a one-line reason in msg
+ * (unknown name, impossible size). */
+int net_build(const char *name, const net_size *size, net_def *net, char *msg, size_t msg_len);
+const char *net_names(void); /* "simplenet, lenet5, mlp" */
+
+bool net_has_params(const net_layer *l); /* linear and conv */
+size_t net_weight_count(const net_layer *l);
+size_t net_bias_count(const net_layer *l);
+size_t net_in_features(const net_layer *l);  /* in_c in_h in_w */
+size_t net_out_features(const net_layer *l); /* out_c out_h out_w */
+/* The index of the layer named name, or -1. */
+int net_find_layer(const net_def *net, const char *name);
+
+/* ---- precision ------------------------------------------------------------------ */
+typedef enum prec_mode { PREC_O0 = 0, PREC_O1 = 1, PREC_O2 = 2, PREC_O3 = 3 } prec_mode;
+
+/* Where each layer's operation runs and how its weights are kept.  The
+ * answer to one question per layer: in which format does its op run (its
+ * inputs are cast to that format first, its outputs are in it), and which
+ * copies of its weights exist. */
+typedef struct prec_plan {
+    prec_mode mode;
+    ak_dtype low;                  /* fp16 or bf16 */
+    ak_dtype run[NET_MAX_LAYERS];  /* format of layer i's op, inputs and outputs */
+    bool has_w32[NET_MAX_LAYERS];  /* fp32 weights (the master, or the weights in O0/O1) */
+    bool has_wlow[NET_MAX_LAYERS]; /* low-precision stored weights (O2 model copy, O3 weights) */
+    ak_dtype input;                /* format of the network's input batch */
+} prec_plan;
+
+/* Op lists, as in autocast: white-listed ops run in the low format from O1
+ * on; black-listed ones in fp32.  Names: "linear", "conv" (white by
+ * default), "relu", "maxpool" (run in their input's format unless listed). */
+typedef struct prec_options {
+    prec_mode mode;
+    ak_dtype low;
+    bool white[4], black[4];          /* indexed by net_op */
+    bool pinned[NET_MAX_LAYERS];      /* --layer-precision NAME=fp32 */
+} prec_options;
+
+void prec_options_default(prec_options *o, prec_mode mode, ak_dtype low);
+/* Adds the comma-separated op names of list to the white or black list;
+ * returns 0, or -1 naming the unknown op in msg. */
+int prec_edit_list(prec_options *o, const char *list, bool white, char *msg, size_t msg_len);
+/* "fc1=fp32,conv1=fp32": pins layers to fp32 (the only pin there is, as
+ * MindSpore's to_float(mstype.float32)); -1 naming an unknown layer. */
+int prec_pin_layers(prec_options *o, const net_def *net, const char *spec, char *msg, size_t msg_len);
+void prec_plan_make(const prec_options *o, const net_def *net, prec_plan *plan);
+const char *prec_mode_name(prec_mode m); /* "O0".."O3" */
+int prec_mode_from_name(const char *s);  /* -1 if unknown */
+
+#endif

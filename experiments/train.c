@@ -1,0 +1,553 @@
+/* train.c: the training loop and its record (train.h).
+ *
+ * train_step() is one step, top to bottom (docs/ARCHITECTURE.md):
+ *   1. the batch to the backend;
+ *   2-3. the weights in the run formats and the forward pass (model.c);
+ *   4-5. the loss in fp32 or wider, its gradient multiplied by the scale held
+ *        on the backend, and the backward pass;
+ *   6. every --stats-every steps the statistics of weights, activations and
+ *      both gradients, every --hist-every steps their histograms;
+ *   7. the fused unscale + finite check of the gradients the optimizer reads;
+ *   8. the loss-scale rule on the backend (it sets the skip flag);
+ *   9. the optimizer updates with their rounding loss, skipped on the
+ *      backend when the flag is set;
+ *   10. the step's rows of the record.
+ * The loss scale, found-inf and skip never leave the backend inside a step;
+ * the host reads the step's loss and scaler state once, at its end, to log.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "train.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "data.h"
+#include "model.h"
+#include "record.h"
+
+static int fail(char *msg, size_t len, int status, const char *fmt, ...)
+{
+    if (msg && len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, len, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+void train_options_default(train_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->net = "mlp";
+    prec_options_default(&o->prec, PREC_O0, AK_F16);
+    o->stats_dtype = (ak_dtype)-1;
+    o->backend = "auto";
+    o->seed = 1;
+    o->epochs = 1;
+    o->batch = 0; /* the net's default */
+    o->samples = 0;
+    o->opt.kind = AK_OPT_SGD;
+    o->opt.lr = -1; /* the net's default */
+    o->opt.beta1 = 0.9f;
+    o->opt.beta2 = 0.999f;
+    o->opt.eps = 1e-8f;
+    o->opt.round = ak_rounding_rne();
+    o->stats_every = 10;
+    o->hist_every = 100;
+    o->diverge_after = 100;
+    ak_scaler_preset("none", &o->scaler, NULL, 0);
+}
+
+/* ---- signals: stop after the current step ------------------------------------------ */
+static volatile sig_atomic_t stop_signal = 0;
+static void on_signal(int sig) { stop_signal = sig; }
+
+/* ---- the run ----------------------------------------------------------------------------- */
+typedef struct run {
+    const train_options *o;
+    ak_backend *b;
+    net_def net;
+    prec_plan plan;
+    model *m;
+    ds_dataset *train, *test;
+    size_t *order;
+    float *x_host, *t_host;
+    int32_t *labels_host;
+    ak_scaler_state *scaler; /* backend memory */
+    ak_opt_state *opt_state;
+    float *found_inf;
+    ak_stats *stats;          /* n_layers x REC_KINDS, backend memory */
+    ak_stats *stats_host;
+    ak_update_loss *loss;     /* one per layer, backend memory */
+    ak_update_loss *loss_host;
+    ak_opt_config opt;
+    rec_log *steps_log, *tensors_log, *updates_log, *hist_log, *eval_log;
+    rec_run *record;
+    char path[4096];
+    float scale_used;         /* the scale the current step multiplies its loss by */
+    int64_t skips;
+} run;
+
+static const char *join(run *r, const char *file)
+{
+    snprintf(r->path, sizeof r->path, "%s/%s", r->o->out_dir, file);
+    return r->path;
+}
+
+static int backend_fail(run *r, char *msg, size_t len, const char *what)
+{
+    return fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error(r->b));
+}
+
+static int make_out_dir(const char *dir, char *msg, size_t len)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir, strerror(errno));
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return fail(msg, len, TRAIN_EINPUT, "--out %s: not a directory", dir);
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/%s", dir, REC_STEPS_CSV);
+    if (access(probe, F_OK) == 0)
+        return fail(msg, len, TRAIN_EINPUT,
+                    "--out %s already holds a run (steps.csv); choose another directory", dir);
+    return 0;
+}
+
+static int load_data(run *r, char *msg, size_t len)
+{
+    const train_options *o = r->o;
+    char why[512];
+    int rc;
+    if (r->net.loss == NET_MSE) {
+        ds_synthetic_options so;
+        memset(&so, 0, sizeof so);
+        so.count = o->samples ? o->samples : 8 * o->batch;
+        so.in_dim = r->net.in_c;
+        so.out_dim = r->net.outputs;
+        so.seed = o->seed;
+        so.rule = DS_TARGETS_INDEPENDENT;
+        rc = ds_synthetic(&so, &r->train, why, sizeof why);
+    } else {
+        ds_options d;
+        memset(&d, 0, sizeof d);
+        d.pad = r->net.in_h == 32 ? 2 : 0; /* LeNet5 reads 32 x 32 */
+        d.subset = o->subset;
+        rc = ds_load_fashion_mnist(o->data_dir, DS_TRAIN, &d, &r->train, why, sizeof why);
+        if (rc == DS_OK) {
+            d.subset = 0;
+            rc = ds_load_fashion_mnist(o->data_dir, DS_TEST, &d, &r->test, why, sizeof why);
+        }
+        if (rc == DS_OK && r->train->features != r->net.in_c * r->net.in_h * r->net.in_w)
+            return fail(msg, len, TRAIN_EINPUT, "the data has %zu features per sample, %s wants %zu",
+                        r->train->features, r->net.name, r->net.in_c * r->net.in_h * r->net.in_w);
+    }
+    if (rc != DS_OK)
+        return fail(msg, len, rc == DS_ENOMEM || rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT,
+                    "%s%s", why,
+                    rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)" : "");
+    r->order = malloc(r->train->count * sizeof *r->order);
+    r->x_host = malloc(o->batch * r->train->features * sizeof *r->x_host);
+    if (r->net.loss == NET_MSE) r->t_host = malloc(o->batch * r->net.outputs * sizeof *r->t_host);
+    else r->labels_host = malloc(o->batch * sizeof *r->labels_host);
+    if (!r->order || !r->x_host || (!r->t_host && !r->labels_host))
+        return fail(msg, len, TRAIN_EFAIL, "out of memory for the batch buffers");
+    return 0;
+}
+
+static int open_logs(run *r, char *msg, size_t len)
+{
+    char why[512];
+    const char *dir = r->o->out_dir;
+    r->steps_log = rec_log_open_table(dir, REC_STEPS, -1, why, sizeof why);
+    if (r->steps_log) r->tensors_log = rec_log_open_table(dir, REC_TENSORS, -1, why, sizeof why);
+    if (r->tensors_log) r->updates_log = rec_log_open_table(dir, REC_UPDATES, -1, why, sizeof why);
+    if (r->updates_log) r->hist_log = rec_log_open_table(dir, REC_HIST, -1, why, sizeof why);
+    if (r->hist_log && r->test) r->eval_log = rec_log_open_table(dir, REC_EVAL, -1, why, sizeof why);
+    if (!r->steps_log || !r->tensors_log || !r->updates_log || !r->hist_log || (r->test && !r->eval_log))
+        return fail(msg, len, TRAIN_EFAIL, "%s", why);
+    return 0;
+}
+
+static int write_run_json(run *r, bool ended, char *msg, size_t len)
+{
+    if (ended) rec_run_set_end(r->record, (int64_t)time(NULL));
+    char why[512];
+    if (rec_run_write(r->record, join(r, REC_RUN_JSON), why, sizeof why) != 0)
+        return fail(msg, len, TRAIN_EFAIL, "%s", why);
+    return 0;
+}
+
+static int alloc_state(run *r, char *msg, size_t len)
+{
+    ak_backend *b = r->b;
+    const size_t n_stats = (size_t)r->net.n_layers * REC_KINDS;
+    int rc = ak_alloc(b, sizeof *r->scaler, (void **)&r->scaler);
+    if (!rc) rc = ak_alloc(b, sizeof *r->opt_state, (void **)&r->opt_state);
+    if (!rc) rc = ak_alloc(b, sizeof(float), (void **)&r->found_inf);
+    if (!rc) rc = ak_alloc(b, n_stats * sizeof *r->stats, (void **)&r->stats);
+    if (!rc) rc = ak_alloc(b, (size_t)r->net.n_layers * sizeof *r->loss, (void **)&r->loss);
+    if (rc) return backend_fail(r, msg, len, "allocating the step's state");
+    r->stats_host = malloc(n_stats * sizeof *r->stats_host);
+    r->loss_host = malloc((size_t)r->net.n_layers * sizeof *r->loss_host);
+    if (!r->stats_host || !r->loss_host) return fail(msg, len, TRAIN_EFAIL, "out of memory");
+    ak_scaler_state host;
+    if (ak_scaler_init(&r->o->scaler, &host) != 0)
+        return fail(msg, len, TRAIN_EINPUT, "the loss-scale options are inconsistent");
+    r->scale_used = host.scale;
+    rc = ak_to_device(b, r->scaler, &host, sizeof host);
+    if (!rc) rc = ak_zero(b, r->opt_state, sizeof *r->opt_state);
+    if (rc) return backend_fail(r, msg, len, "initialising the step's state");
+    return 0;
+}
+
+/* 6. the statistics of every layer's tensors, for the target format: the
+ * gradients are those of the scaled loss, so they are taken at scale 1
+ * (what a cast of them to the target format would do at the scale held). */
+static int step_stats(run *r, int64_t step, bool stats, bool hist, size_t rows)
+{
+    model *m = r->m;
+    const size_t n_stats = (size_t)r->net.n_layers * REC_KINDS;
+    int rc = ak_zero(r->b, r->stats, n_stats * sizeof *r->stats);
+    const fpe_format_id target = (fpe_format_id)r->o->stats_dtype;
+    for (int i = 0; i < r->net.n_layers && !rc; i++) {
+        const net_layer *l = &r->net.layers[i];
+        ak_stats *s = r->stats + (size_t)i * REC_KINDS;
+        const size_t out_n = rows * net_out_features(l);
+        rc = ak_stats_accumulate(r->b, ak_tensor_of(m->act[i].data, out_n, m->act[i].dtype), target,
+                                 NULL, s + REC_ACTIVATION);
+        if (!rc)
+            rc = ak_stats_accumulate(r->b, ak_tensor_of(m->dact[i].data, out_n, m->dact[i].dtype),
+                                     target, NULL, s + REC_ACTIVATION_GRAD);
+        for (int k = 0; k < m->n_params && !rc; k++) {
+            const model_param *p = &m->params[k];
+            if (p->layer != i || p->is_bias) continue;
+            rc = ak_stats_accumulate(r->b, p->wlow.data ? p->wlow : p->w32, target, NULL, s + REC_WEIGHT);
+            if (!rc) rc = ak_stats_accumulate(r->b, p->grad_run, target, NULL, s + REC_WEIGHT_GRAD);
+        }
+    }
+    if (!rc) rc = ak_to_host(r->b, r->stats_host, r->stats, n_stats * sizeof *r->stats);
+    if (rc) return rc;
+    for (int i = 0; i < r->net.n_layers; i++) {
+        const net_layer *l = &r->net.layers[i];
+        for (int k = 0; k < REC_KINDS; k++) {
+            if ((k == REC_WEIGHT || k == REC_WEIGHT_GRAD) && !net_has_params(l)) continue;
+            const ak_stats *s = r->stats_host + (size_t)i * REC_KINDS + k;
+            if (stats && rec_write_tensor_stats(r->tensors_log, step, l->name, (rec_kind)k,
+                                                r->o->stats_dtype, 1.0f, s) != 0)
+                return AK_EINVAL;
+            if (hist && rec_write_hist_stats(r->hist_log, step, l->name, (rec_kind)k, s) != 0)
+                return AK_EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* One step over a gathered batch of rows; *loss_out the batch's loss,
+ * *steps_at_min the scaler's count of steps in a row at its floor. */
+static int train_step(run *r, int64_t step, int64_t epoch, size_t rows, float *loss_out,
+                      int64_t *steps_at_min, char *msg, size_t len)
+{
+    const train_options *o = r->o;
+    model *m = r->m;
+    ak_backend *b = r->b;
+    /* 1. the batch */
+    int rc = ak_to_device(b, m->x.data, r->x_host, rows * r->train->features * sizeof(float));
+    if (!rc && r->labels_host) rc = ak_to_device(b, m->labels, r->labels_host, rows * sizeof(int32_t));
+    if (!rc && r->t_host) rc = ak_to_device(b, m->target.data, r->t_host, rows * r->net.outputs * sizeof(float));
+    if (!rc) rc = ak_zero(b, r->found_inf, sizeof(float));
+    /* 2-5. forward, loss times the scale, backward */
+    if (!rc) rc = model_forward_backward(m, rows, &r->scaler->scale);
+    if (rc) return backend_fail(r, msg, len, "forward/backward");
+    /* 6. statistics */
+    const bool stats = o->stats_every > 0 && step % o->stats_every == 0;
+    const bool hist = o->hist_every > 0 && step % o->hist_every == 0;
+    if ((stats || hist) && step_stats(r, step, stats, hist, rows) != 0)
+        return fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
+                    ak_error(b), rec_log_error(r->tensors_log));
+    /* 7. unscale + finite check */
+    ak_tensor grads[MODEL_MAX_PARAMS];
+    const int n = model_grads(m, grads);
+    rc = ak_unscale_check(b, grads, (size_t)n, &r->scaler->inv_scale, r->found_inf);
+    /* 8. the scaler's decision, on the backend */
+    if (!rc) rc = ak_loss_scale_update(b, &o->scaler, r->scaler, r->found_inf);
+    /* 9. the updates, skipped on the backend when the scaler says so */
+    if (!rc) rc = ak_opt_step_begin(b, &r->opt, r->opt_state, &r->scaler->skip);
+    if (!rc) rc = ak_zero(b, r->loss, (size_t)r->net.n_layers * sizeof *r->loss);
+    for (int k = 0; k < m->n_params && !rc; k++) {
+        model_param *p = &m->params[k];
+        ak_param ap;
+        ap.master = p->w32;
+        ap.model = p->wlow;
+        ap.grad = p->grad;
+        ap.m = p->m;
+        ap.v = p->v;
+        rc = ak_update(b, &r->opt, &ap, r->opt_state, &r->scaler->skip, r->loss + p->layer);
+        r->opt.round.index += p->n; /* fresh stochastic-rounding bits for every element */
+    }
+    if (rc) return backend_fail(r, msg, len, "unscale/scaler/update");
+    /* 10. the record: the host reads the step's outcome once */
+    ak_scaler_state st;
+    float loss, found;
+    rc = ak_to_host(b, &loss, m->loss, sizeof loss);
+    if (!rc) rc = ak_to_host(b, &st, r->scaler, sizeof st);
+    if (!rc) rc = ak_to_host(b, &found, r->found_inf, sizeof found);
+    if (!rc) rc = ak_to_host(b, r->loss_host, r->loss, (size_t)r->net.n_layers * sizeof *r->loss);
+    if (rc) return backend_fail(r, msg, len, "reading the step's results");
+    rec_step_row row;
+    memset(&row, 0, sizeof row);
+    row.step = step;
+    row.epoch = epoch;
+    row.loss = loss;
+    row.loss_scale = r->scale_used;
+    row.found_inf = found != 0.0f;
+    row.skipped = st.skip != 0.0f;
+    row.lr = r->opt.lr;
+    *loss_out = loss;
+    *steps_at_min = st.steps_at_min;
+    r->skips += row.skipped;
+    r->scale_used = st.scale;
+    bool ok = rec_write_step(r->steps_log, &row) == 0;
+    if (o->stats_every > 0 && step % o->stats_every == 0)
+        for (int i = 0; i < r->net.n_layers && ok; i++)
+            if (net_has_params(&r->net.layers[i]))
+                ok = rec_write_update_loss(r->updates_log, step, r->net.layers[i].name, &r->loss_host[i]) == 0;
+    /* a killed run keeps every completed step's rows */
+    if (ok) ok = rec_log_flush(r->steps_log) == 0 && rec_log_flush(r->updates_log) == 0 &&
+                 rec_log_flush(r->tensors_log) == 0 && rec_log_flush(r->hist_log) == 0;
+    if (!ok)
+        return fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s", rec_log_error(r->steps_log),
+                    rec_log_error(r->updates_log), rec_log_error(r->tensors_log), rec_log_error(r->hist_log));
+    return 0;
+}
+
+static int evaluate(run *r, int64_t epoch, int64_t step, double *acc_out, char *msg, size_t len)
+{
+    ds_batcher it;
+    char why[512];
+    if (ds_batcher_init(&it, r->test, NULL, r->o->batch, true, why, sizeof why) != DS_OK)
+        return fail(msg, len, TRAIN_EFAIL, "%s", why);
+    double loss_sum = 0;
+    int64_t correct = 0, total = 0;
+    for (;;) {
+        size_t rows = 0;
+        if (ds_batch_next(&it, r->x_host, r->labels_host, NULL, &rows, why, sizeof why) != DS_OK)
+            return fail(msg, len, TRAIN_EFAIL, "%s", why);
+        if (rows == 0) break;
+        int rc = ak_to_device(r->b, r->m->x.data, r->x_host, rows * r->test->features * sizeof(float));
+        if (!rc) rc = ak_to_device(r->b, r->m->labels, r->labels_host, rows * sizeof(int32_t));
+        if (!rc) rc = model_forward(r->m, rows);
+        float loss;
+        int32_t good;
+        if (!rc) rc = ak_to_host(r->b, &loss, r->m->loss, sizeof loss);
+        if (!rc) rc = ak_to_host(r->b, &good, r->m->correct, sizeof good);
+        if (rc) return backend_fail(r, msg, len, "evaluation");
+        loss_sum += (double)loss * (double)rows;
+        correct += good;
+        total += (int64_t)rows;
+    }
+    rec_eval_row row;
+    row.epoch = epoch;
+    row.step = step;
+    row.test_loss = loss_sum / (double)total;
+    row.test_accuracy = (double)correct / (double)total;
+    *acc_out = row.test_accuracy;
+    if (rec_write_eval(r->eval_log, &row) != 0 || rec_log_flush(r->eval_log) != 0)
+        return fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(r->eval_log));
+    return 0;
+}
+
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A progress line on a terminal: step, loss, scale, skips, rate, time left. */
+static void show_progress(const run *r, int64_t step, int64_t total, int64_t epoch, float loss,
+                          double started)
+{
+    const double elapsed = now_seconds() - started;
+    const double rate = elapsed > 0 ? (double)step / elapsed : 0;
+    const double left = rate > 0 ? (double)(total - step) / rate : 0;
+    fprintf(stderr, "\r  step %lld/%lld  epoch %lld  loss %-10.5g scale %-9.4g skips %lld  %.1f steps/s  %02d:%02d left ",
+            (long long)step, (long long)total, (long long)epoch, (double)loss, (double)r->scale_used,
+            (long long)r->skips, rate, (int)(left / 60), (int)left % 60);
+    fflush(stderr);
+}
+
+static void run_free(run *r)
+{
+    char ignore[64];
+    rec_log_close(r->steps_log, ignore, sizeof ignore);
+    rec_log_close(r->tensors_log, ignore, sizeof ignore);
+    rec_log_close(r->updates_log, ignore, sizeof ignore);
+    rec_log_close(r->hist_log, ignore, sizeof ignore);
+    rec_log_close(r->eval_log, ignore, sizeof ignore);
+    rec_run_free(r->record);
+    if (r->b) {
+        ak_free(r->b, r->scaler);
+        ak_free(r->b, r->opt_state);
+        ak_free(r->b, r->found_inf);
+        ak_free(r->b, r->stats);
+        ak_free(r->b, r->loss);
+    }
+    model_free(r->m);
+    ak_close(r->b);
+    ds_free(r->train);
+    ds_free(r->test);
+    free(r->order);
+    free(r->x_host);
+    free(r->t_host);
+    free(r->labels_host);
+    free(r->stats_host);
+    free(r->loss_host);
+}
+
+/* Everything that can be checked before work starts: the net, the
+ * precision options, the scaler; a bad one is TRAIN_EINPUT. */
+static int prepare(run *r, train_options *o, char *msg, size_t len)
+{
+    char why[512];
+    if (net_build(o->net, &o->size, &r->net, why, sizeof why) != 0)
+        return fail(msg, len, TRAIN_EINPUT, "%s", why);
+    if (o->white_list && prec_edit_list(&o->prec, o->white_list, true, why, sizeof why) != 0)
+        return fail(msg, len, TRAIN_EINPUT, "%s", why);
+    if (o->black_list && prec_edit_list(&o->prec, o->black_list, false, why, sizeof why) != 0)
+        return fail(msg, len, TRAIN_EINPUT, "%s", why);
+    if (o->pin_spec && prec_pin_layers(&o->prec, &r->net, o->pin_spec, why, sizeof why) != 0)
+        return fail(msg, len, TRAIN_EINPUT, "%s", why);
+    prec_plan_make(&o->prec, &r->net, &r->plan);
+    if (ak_scaler_validate(&o->scaler, why, sizeof why) != 0) return fail(msg, len, TRAIN_EINPUT, "%s", why);
+    if (o->batch == 0) o->batch = r->net.loss == NET_MSE ? 512 : r->net.in_h == 32 ? 32 : 64;
+    if (o->opt.lr < 0) o->opt.lr = r->net.loss == NET_MSE ? 1e-4f : 0.01f;
+    if ((int)o->stats_dtype < 0) o->stats_dtype = o->prec.low;
+    return 0;
+}
+
+int train_run(const train_options *given, char *msg, size_t msg_len)
+{
+    train_options o = *given;
+    run r;
+    memset(&r, 0, sizeof r);
+    r.o = &o;
+    int rc = prepare(&r, &o, msg, msg_len);
+    if (!rc) rc = make_out_dir(o.out_dir, msg, msg_len);
+    if (rc) return rc;
+    char notice[512];
+    r.b = ak_open(o.backend, notice, sizeof notice);
+    if (!r.b) return fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
+    if (notice[0]) fprintf(stderr, "ampscope train: %s\n", notice);
+    r.opt = o.opt;
+    char why[512];
+    rc = load_data(&r, msg, msg_len);
+    if (!rc && model_create(r.b, &r.net, &r.plan, o.batch, &r.m, why, sizeof why) != 0)
+        rc = fail(msg, msg_len, TRAIN_EFAIL, "building %s: %s", r.net.name, why);
+    if (!rc && model_alloc_optimizer(r.m, o.opt.kind != AK_OPT_SGD,
+                                     o.opt.kind == AK_OPT_ADAM || o.opt.kind == AK_OPT_ADAMW) != 0)
+        rc = backend_fail(&r, msg, msg_len, "optimizer state");
+    if (!rc && model_init_weights(r.m, o.seed) != 0) rc = backend_fail(&r, msg, msg_len, "initial weights");
+    if (!rc) rc = alloc_state(&r, msg, msg_len);
+    if (!rc) {
+        r.record = rec_run_new(o.version, o.git_revision, ak_backend_name(r.b), ak_device_name(r.b));
+        if (!r.record) rc = fail(msg, msg_len, TRAIN_EFAIL, "out of memory");
+    }
+    if (!rc) {
+        rec_run_set_start(r.record, (int64_t)time(NULL));
+        /* the options as given, then what the defaults resolved to */
+        for (int i = 0; i + 1 < o.argc; i++)
+            if (strncmp(o.argv[i], "--", 2) == 0 && o.argv[i + 1][0] != '-') {
+                rec_run_set_string(r.record, o.argv[i] + 2, o.argv[i + 1]);
+                i++;
+            }
+        rec_run_set_string(r.record, "net", r.net.name);
+        rec_run_set_string(r.record, "mode", prec_mode_name(o.prec.mode));
+        rec_run_set_string(r.record, "dtype", ak_dtype_name(o.prec.low));
+        rec_run_set_int(r.record, "batch", (int64_t)o.batch);
+        rec_run_set_real(r.record, "lr", o.opt.lr);
+        rec_run_set_int(r.record, "seed", (int64_t)o.seed);
+        rc = write_run_json(&r, false, msg, msg_len);
+    }
+    if (!rc) rc = open_logs(&r, msg, msg_len);
+    if (rc) {
+        run_free(&r);
+        return rc;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    ds_batcher it;
+    const size_t per_epoch = r.train->count / o.batch;
+    if (per_epoch == 0) {
+        run_free(&r);
+        return fail(msg, msg_len, TRAIN_EINPUT, "--batch %zu is larger than the %zu training samples",
+                    o.batch, r.train->count);
+    }
+    const int64_t total = o.steps > 0 ? o.steps : o.epochs * (int64_t)per_epoch;
+    const bool show = o.progress && isatty(STDERR_FILENO);
+    const double started = now_seconds();
+    int64_t step = 0, epoch = 0;
+    float loss = 0;
+    double accuracy = -1;
+    while (step < total && !rc && !stop_signal) {
+        if (ds_shuffle(r.train->count, o.seed, (uint64_t)epoch, r.order, why, sizeof why) != DS_OK ||
+            ds_batcher_init(&it, r.train, r.order, o.batch, false, why, sizeof why) != DS_OK) {
+            rc = fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
+            break;
+        }
+        for (size_t k = 0; k < per_epoch && step < total && !rc && !stop_signal; k++) {
+            size_t rows = 0;
+            if (ds_batch_next(&it, r.x_host, r.labels_host, r.t_host, &rows, why, sizeof why) != DS_OK) {
+                rc = fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
+                break;
+            }
+            int64_t at_min = 0;
+            rc = train_step(&r, step, epoch, rows, &loss, &at_min, msg, msg_len);
+            if (rc) break;
+            step++;
+            if (show && (step % 10 == 0 || step == total)) show_progress(&r, step, total, epoch, loss, started);
+            if (o.prec.mode == PREC_O0 && !(loss - loss == 0.0f))
+                rc = fail(msg, msg_len, TRAIN_DIVERGED,
+                          "diverged: the loss is %g at step %lld in O0 (try a smaller --lr)", (double)loss,
+                          (long long)step - 1);
+            else if (o.diverge_after > 0 && at_min >= o.diverge_after)
+                rc = fail(msg, msg_len, TRAIN_DIVERGED,
+                          "diverged: the loss scale stayed at --min-scale for %lld steps in a row (step %lld)",
+                          (long long)at_min, (long long)step - 1);
+        }
+        if (!rc && r.test && !stop_signal) rc = evaluate(&r, epoch, step, &accuracy, msg, msg_len);
+        epoch++;
+    }
+    if (show) fputc('\n', stderr);
+    /* the record ends whatever happened; logs are flushed step by step */
+    char end_msg[512];
+    const int end_rc = write_run_json(&r, true, end_msg, sizeof end_msg);
+    if (!rc && end_rc) rc = fail(msg, msg_len, end_rc, "%s", end_msg);
+    if (!rc && stop_signal)
+        rc = fail(msg, msg_len, TRAIN_INTERRUPTED, "interrupted by signal %d after step %lld; the record in %s is complete up to it",
+                  (int)stop_signal, (long long)step - 1, o.out_dir);
+    if (!rc) {
+        printf("%s %s %s: %lld steps, final loss %.6g, skipped %lld", r.net.name, prec_mode_name(o.prec.mode),
+               ak_dtype_name(o.prec.low), (long long)step, (double)loss, (long long)r.skips);
+        if (accuracy >= 0) printf(", test accuracy %.4f", accuracy);
+        printf("; record in %s\n", o.out_dir);
+    }
+    run_free(&r);
+    return rc;
+}
