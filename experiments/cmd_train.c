@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "record.h"
 #include "train.h"
 
 #ifndef AMPSCOPE_GIT_REVISION
@@ -42,6 +43,10 @@ static void help(FILE *out)
             "  --lr X                 default: simplenet 1e-4, lenet5 and mlp 0.01\n"
             "  --momentum X, --dampening X, --nesterov on|off, --weight-decay X\n"
             "  --beta1 X, --beta2 X, --eps X\n"
+            "  --accumulate N         micro-batches per update (gradients summed, then divided by N;\n"
+            "                         unscaled and checked once per update)\n"
+            "  --clip-norm X          clip the unscaled gradients' global 2-norm to X (as PyTorch's\n"
+            "                         clip_grad_norm_)\n"
             "  --stochastic-rounding on|off   round low-precision weight writes stochastically\n"
             "loss scaling:\n"
             "  --loss-scale P         none (default), fixed, dynamic, or a preset: %s\n"
@@ -49,6 +54,8 @@ static void help(FILE *out)
             "  --init-scale S, --growth-factor F, --backoff-factor F, --scale-factor F (both),\n"
             "  --scale-window W, --hysteresis H, --consecutive-hysteresis on|off,\n"
             "  --min-scale S, --max-scale S, --refuse-nonfinite-growth on|off,\n"
+            "  --scale-rule R         whose counter and hysteresis semantics: pytorch,\n"
+            "                         mindspore-amp, deepspeed, megatron, paddle (set by presets)\n"
             "  --drop-overflow-update on|off\n"
             "  --diverge-after K      steps in a row at --min-scale that end the run (default 100)\n"
             "the record:\n"
@@ -57,6 +64,12 @@ static void help(FILE *out)
             "  --stats-dtype T        the format the statistics are for (default --dtype; lets an\n"
             "                         O0 run say what fp16 would have done)\n"
             "  --no-progress          no progress line on a terminal\n"
+            "checkpoints:\n"
+            "  --checkpoint-every N   also write DIR/checkpoint.safetensors every N steps (it is\n"
+            "                         written at each epoch's end, at the end and on SIGINT/SIGTERM)\n"
+            "  --resume DIR           continue the run in DIR bit for bit from its checkpoint, with\n"
+            "                         the options of its run.json (--steps/--epochs may extend it)\n"
+            "  --init FILE            start from the weights in a safetensors file (PyTorch names)\n"
             "\n"
             "exit status: 0 done, 2 bad input (nothing trained), 3 diverged, 1 anything else;\n"
             "on SIGINT/SIGTERM the current step finishes and the record is complete up to it.\n",
@@ -104,7 +117,7 @@ static int want_dtype(const char *opt, const char *v, bool allow_f32, ak_dtype *
 typedef struct scaler_overrides {
     const char *preset;
     const char *scale, *init, *growth, *backoff, *factor, *window, *hysteresis, *consecutive, *min,
-        *max, *refuse, *drop;
+        *max, *refuse, *drop, *rule;
 } scaler_overrides;
 
 static int apply_scaler(const scaler_overrides *s, ak_scaler_config *cfg)
@@ -117,6 +130,14 @@ static int apply_scaler(const scaler_overrides *s, ak_scaler_config *cfg)
     if (s->scale) {
         if (cfg->kind != AK_SCALER_FIXED) return cli_error(CLI_EINPUT, "--scale needs --loss-scale fixed");
         rc = want_real("--scale", s->scale, 0, 3.4e38, true, &cfg->init_scale);
+    }
+    if (s->rule) {
+        ak_scaler_rule rule;
+        if (ak_scaler_rule_from_name(s->rule, &rule) != 0)
+            return cli_error(CLI_EINPUT,
+                             "--scale-rule wants pytorch, mindspore-amp, deepspeed, megatron or paddle, got '%s'",
+                             s->rule);
+        cfg->rule = rule;
     }
     if (!rc && s->init) rc = want_real("--init-scale", s->init, 0, 3.4e38, true, &cfg->init_scale);
     if (!rc && s->factor) {
@@ -140,9 +161,69 @@ static int apply_scaler(const scaler_overrides *s, ak_scaler_config *cfg)
     return rc;
 }
 
+static int parse_and_run(int argc, char **argv, const char *resume_dir);
+
+/* --resume DIR: the options of DIR/run.json, then the ones given now
+ * (which win), parsed as one command line. */
+static int resume(int argc, char **argv, const char *dir)
+{
+    char path[4096], why[512];
+    snprintf(path, sizeof path, "%s/%s", dir, REC_RUN_JSON);
+    rec_run *r = rec_run_read(path, why, sizeof why);
+    if (!r) return cli_error(CLI_EINPUT, "--resume %s: %s", dir, why);
+    const size_t n = rec_run_option_count(r);
+    char **args = calloc(2 * n + (size_t)argc + 1, sizeof *args);
+    char(*values)[64] = calloc(n + 1, sizeof *values);
+    int rc = CLI_OK, k = 0;
+    if (!args || !values) rc = cli_error(CLI_EFAIL, "out of memory");
+    args ? (void)(args[k++] = argv[0]) : (void)0;
+    for (size_t i = 0; i < n && rc == CLI_OK; i++) {
+        rec_option opt;
+        rec_run_option_at(r, i, &opt);
+        if (strcmp(opt.key, "out") == 0 || strcmp(opt.key, "resume") == 0) continue;
+        args[k++] = (char *)opt.key; /* "--" is added below */
+        if (opt.type == REC_OPT_STRING) args[k++] = (char *)opt.string;
+        else if (opt.type == REC_OPT_INT) snprintf(values[i], sizeof values[i], "%lld", (long long)opt.integer), args[k++] = values[i];
+        else snprintf(values[i], sizeof values[i], "%.17g", opt.real), args[k++] = values[i];
+    }
+    /* keys as options */
+    char(*keys)[72] = calloc(n + 1, sizeof *keys);
+    if (!keys && rc == CLI_OK) rc = cli_error(CLI_EFAIL, "out of memory");
+    for (int i = 1, j = 0; i < k && rc == CLI_OK; i += 2, j++) {
+        snprintf(keys[j], sizeof keys[j], "--%s", args[i]);
+        args[i] = keys[j];
+    }
+    for (int i = 1; i < argc && rc == CLI_OK; i++) {
+        if (strcmp(argv[i], "--resume") == 0) {
+            i++;
+            continue;
+        }
+        if (strncmp(argv[i], "--resume=", 9) == 0) continue;
+        args[k++] = argv[i];
+    }
+    if (rc == CLI_OK) rc = parse_and_run(k, args, dir);
+    free(keys);
+    free(values);
+    free(args);
+    rec_run_free(r);
+    return rc;
+}
+
 int cmd_train(int argc, char **argv)
 {
     cli_set_context("train");
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) break;
+        const char *v;
+        int m = strncmp(argv[i], "--resume", 8) == 0 ? cli_option_value(argc, argv, &i, "resume", &v) : 0;
+        if (m < 0) return m;
+        if (m > 0) return resume(argc, argv, v);
+    }
+    return parse_and_run(argc, argv, NULL);
+}
+
+static int parse_and_run(int argc, char **argv, const char *resume_dir)
+{
     train_options o;
     train_options_default(&o);
     o.version = AMPSCOPE_VERSION;
@@ -240,9 +321,18 @@ int cmd_train(int argc, char **argv)
         else if (IS("max-scale")) sc.max = v;
         else if (IS("refuse-nonfinite-growth")) sc.refuse = v;
         else if (IS("drop-overflow-update")) sc.drop = v;
+        else if (IS("scale-rule")) sc.rule = v;
+        else if (IS("init")) o.init_path = v;
+        else if (IS("accumulate")) rc = want_int(a, v, 1, 65536, &o.accumulate);
+        else if (IS("clip-norm")) rc = want_real(a, v, 0, 3.4e38, true, &o.clip_norm);
+        else if (IS("checkpoint-every")) rc = want_int(a, v, 0, INT64_C(1) << 40, &o.checkpoint_every);
         else return cli_error(CLI_EINPUT, "unknown option '--%s' (see 'ampscope train --help')", key);
 #undef IS
         if (rc) return rc;
+    }
+    if (resume_dir) {
+        o.out_dir = resume_dir;
+        o.resume = true;
     }
     if (!o.out_dir) return cli_error(CLI_EINPUT, "--out DIR is required");
     const int pm = prec_mode_from_name(mode);

@@ -7,7 +7,9 @@
 int cmd_emu(int argc, char **argv);   /* cmd_emu.c */
 int cmd_bench(int argc, char **argv); /* cmd_bench.c */
 int cmd_train(int argc, char **argv); /* cmd_train.c */
+int cmd_grad(int argc, char **argv);  /* cmd_grad.c */
 int bench_kernels(int argc, char **argv); /* bench_kernels.c: `bench kernels` */
+int bench_train(int argc, char **argv);   /* bench_train.c: `bench train` */
 
 /* What the benchmarks share (cmd_bench.c). */
 double bench_seconds_now(void);                     /* CLOCK_MONOTONIC, seconds */

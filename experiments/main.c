@@ -24,7 +24,8 @@ static const struct command {
 } commands[] = {
     {"emu", cmd_emu, "the bit-exact fp16/bf16/fp32 emulator: TestFloat interface, calculator"},
     {"train", cmd_train, "train a reference network under a precision mode and loss-scale policy"},
-    {"bench", cmd_bench, "benchmarks: the emulator (bench emu), the kernels (bench kernels)"},
+    {"grad", cmd_grad, "the gradients of a net at given weights on given samples (safetensors)"},
+    {"bench", cmd_bench, "benchmarks: the emulator, the kernels, training steps (bench emu|kernels|train)"},
     {"help", cmd_help, "list the commands, or show one command's help"},
     {"version", cmd_version, "print the version"},
 };

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "data.h"
 #include "model.h"
 #include "record.h"
@@ -65,6 +66,7 @@ void train_options_default(train_options *o)
     o->stats_every = 10;
     o->hist_every = 100;
     o->diverge_after = 100;
+    o->accumulate = 1;
     ak_scaler_preset("none", &o->scaler, NULL, 0);
 }
 
@@ -95,6 +97,9 @@ typedef struct run {
     rec_run *record;
     char path[4096];
     float scale_used;         /* the scale the current step multiplies its loss by */
+    ak_tensor acc[MODEL_MAX_PARAMS]; /* --accumulate: the summed gradients */
+    float *inv_micro;         /* backend memory: 1 / micro-batches per step */
+    double *sumsq;            /* backend memory: --clip-norm's sum of squares */
     int64_t skips;
 } run;
 
@@ -165,15 +170,19 @@ static int load_data(run *r, char *msg, size_t len)
     return 0;
 }
 
-static int open_logs(run *r, char *msg, size_t len)
+/* steps_done: the steps a resumed run has behind it (0 for a new run).
+ * The per-step logs keep rows of steps 0..steps_done-1; eval.csv's step
+ * column counts steps, so it keeps rows up to steps_done. */
+static int open_logs(run *r, int64_t steps_done, char *msg, size_t len)
 {
     char why[512];
     const char *dir = r->o->out_dir;
-    r->steps_log = rec_log_open_table(dir, REC_STEPS, -1, why, sizeof why);
-    if (r->steps_log) r->tensors_log = rec_log_open_table(dir, REC_TENSORS, -1, why, sizeof why);
-    if (r->tensors_log) r->updates_log = rec_log_open_table(dir, REC_UPDATES, -1, why, sizeof why);
-    if (r->updates_log) r->hist_log = rec_log_open_table(dir, REC_HIST, -1, why, sizeof why);
-    if (r->hist_log && r->test) r->eval_log = rec_log_open_table(dir, REC_EVAL, -1, why, sizeof why);
+    const int64_t keep = r->o->resume ? steps_done - 1 : -1, keep_eval = r->o->resume ? steps_done : -1;
+    r->steps_log = rec_log_open_table(dir, REC_STEPS, keep, why, sizeof why);
+    if (r->steps_log) r->tensors_log = rec_log_open_table(dir, REC_TENSORS, keep, why, sizeof why);
+    if (r->tensors_log) r->updates_log = rec_log_open_table(dir, REC_UPDATES, keep, why, sizeof why);
+    if (r->updates_log) r->hist_log = rec_log_open_table(dir, REC_HIST, keep, why, sizeof why);
+    if (r->hist_log && r->test) r->eval_log = rec_log_open_table(dir, REC_EVAL, keep_eval, why, sizeof why);
     if (!r->steps_log || !r->tensors_log || !r->updates_log || !r->hist_log || (r->test && !r->eval_log))
         return fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
@@ -197,6 +206,14 @@ static int alloc_state(run *r, char *msg, size_t len)
     if (!rc) rc = ak_alloc(b, sizeof(float), (void **)&r->found_inf);
     if (!rc) rc = ak_alloc(b, n_stats * sizeof *r->stats, (void **)&r->stats);
     if (!rc) rc = ak_alloc(b, (size_t)r->net.n_layers * sizeof *r->loss, (void **)&r->loss);
+    if (!rc) rc = ak_alloc(b, sizeof *r->inv_micro, (void **)&r->inv_micro);
+    if (!rc) rc = ak_alloc(b, sizeof *r->sumsq, (void **)&r->sumsq);
+    for (int k = 0; k < r->m->n_params && !rc && r->o->accumulate > 1; k++)
+        rc = ak_alloc_tensor(b, r->m->params[k].n, r->m->params[k].grad.dtype, &r->acc[k]);
+    if (!rc) {
+        const float inv = 1.0f / (float)r->o->accumulate; /* exact for powers of two */
+        rc = ak_to_device(b, r->inv_micro, &inv, sizeof inv);
+    }
     if (rc) return backend_fail(r, msg, len, "allocating the step's state");
     r->stats_host = malloc(n_stats * sizeof *r->stats_host);
     r->loss_host = malloc((size_t)r->net.n_layers * sizeof *r->loss_host);
@@ -253,32 +270,63 @@ static int step_stats(run *r, int64_t step, bool stats, bool hist, size_t rows)
     return 0;
 }
 
-/* One step over a gathered batch of rows; *loss_out the batch's loss,
- * *steps_at_min the scaler's count of steps in a row at its floor. */
-static int train_step(run *r, int64_t step, int64_t epoch, size_t rows, float *loss_out,
+/* One step: --accumulate micro-batches from it, each forward and backward,
+ * their gradients summed (then divided by their number), one update.
+ * *loss_out the mean of the micro-batches' losses, *steps_at_min the
+ * scaler's count of steps in a row at its floor. */
+static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float *loss_out,
                       int64_t *steps_at_min, char *msg, size_t len)
 {
     const train_options *o = r->o;
     model *m = r->m;
     ak_backend *b = r->b;
-    /* 1. the batch */
-    int rc = ak_to_device(b, m->x.data, r->x_host, rows * r->train->features * sizeof(float));
-    if (!rc && r->labels_host) rc = ak_to_device(b, m->labels, r->labels_host, rows * sizeof(int32_t));
-    if (!rc && r->t_host) rc = ak_to_device(b, m->target.data, r->t_host, rows * r->net.outputs * sizeof(float));
-    if (!rc) rc = ak_zero(b, r->found_inf, sizeof(float));
-    /* 2-5. forward, loss times the scale, backward */
-    if (!rc) rc = model_forward_backward(m, rows, &r->scaler->scale);
+    const int64_t micro = o->accumulate;
+    double loss_sum = 0;
+    size_t rows = 0;
+    char why[512];
+    int rc = ak_zero(b, r->found_inf, sizeof(float));
+    for (int64_t k = 0; k < micro && !rc; k++) {
+        /* 1. the batch */
+        if (ds_batch_next(it, r->x_host, r->labels_host, r->t_host, &rows, why, sizeof why) != DS_OK)
+            return fail(msg, len, TRAIN_EFAIL, "%s", why);
+        rc = ak_to_device(b, m->x.data, r->x_host, rows * r->train->features * sizeof(float));
+        if (!rc && r->labels_host) rc = ak_to_device(b, m->labels, r->labels_host, rows * sizeof(int32_t));
+        if (!rc && r->t_host)
+            rc = ak_to_device(b, m->target.data, r->t_host, rows * r->net.outputs * sizeof(float));
+        /* 2-5. forward, loss times the scale, backward */
+        if (!rc) rc = model_forward_backward(m, rows, &r->scaler->scale);
+        if (!rc && micro > 1) {
+            float l;
+            rc = ak_to_host(b, &l, m->loss, sizeof l);
+            loss_sum += l;
+            for (int j = 0; j < m->n_params && !rc; j++) {
+                const model_param *p = &m->params[j];
+                rc = k == 0 ? ak_copy(b, r->acc[j].data, p->grad.data, p->n * ak_dtype_size(p->grad.dtype))
+                            : ak_accumulate(b, r->acc[j], p->grad);
+            }
+        }
+    }
     if (rc) return backend_fail(r, msg, len, "forward/backward");
-    /* 6. statistics */
+    /* 6. statistics (of the last micro-batch) */
     const bool stats = o->stats_every > 0 && step % o->stats_every == 0;
     const bool hist = o->hist_every > 0 && step % o->hist_every == 0;
     if ((stats || hist) && step_stats(r, step, stats, hist, rows) != 0)
         return fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
                     ak_error(b), rec_log_error(r->tensors_log));
-    /* 7. unscale + finite check */
+    /* 7. unscale + finite check, once per update, then the clipping */
     ak_tensor grads[MODEL_MAX_PARAMS];
     const int n = model_grads(m, grads);
-    rc = ak_unscale_check(b, grads, (size_t)n, &r->scaler->inv_scale, r->found_inf);
+    if (micro > 1)
+        for (int j = 0; j < n && !rc; j++) {
+            grads[j] = r->acc[j];
+            rc = ak_scale(b, grads[j], r->inv_micro);
+        }
+    if (!rc) rc = ak_unscale_check(b, grads, (size_t)n, &r->scaler->inv_scale, r->found_inf);
+    if (!rc && o->clip_norm > 0) {
+        rc = ak_zero(b, r->sumsq, sizeof *r->sumsq);
+        if (!rc) rc = ak_sum_squares(b, grads, (size_t)n, r->sumsq);
+        if (!rc) rc = ak_clip_by_norm(b, grads, (size_t)n, r->sumsq, o->clip_norm, NULL);
+    }
     /* 8. the scaler's decision, on the backend */
     if (!rc) rc = ak_loss_scale_update(b, &o->scaler, r->scaler, r->found_inf);
     /* 9. the updates, skipped on the backend when the scaler says so */
@@ -289,7 +337,7 @@ static int train_step(run *r, int64_t step, int64_t epoch, size_t rows, float *l
         ak_param ap;
         ap.master = p->w32;
         ap.model = p->wlow;
-        ap.grad = p->grad;
+        ap.grad = grads[k];
         ap.m = p->m;
         ap.v = p->v;
         rc = ak_update(b, &r->opt, &ap, r->opt_state, &r->scaler->skip, r->loss + p->layer);
@@ -304,6 +352,7 @@ static int train_step(run *r, int64_t step, int64_t epoch, size_t rows, float *l
     if (!rc) rc = ak_to_host(b, &found, r->found_inf, sizeof found);
     if (!rc) rc = ak_to_host(b, r->loss_host, r->loss, (size_t)r->net.n_layers * sizeof *r->loss);
     if (rc) return backend_fail(r, msg, len, "reading the step's results");
+    if (micro > 1) loss = (float)(loss_sum / (double)micro);
     rec_step_row row;
     memset(&row, 0, sizeof row);
     row.step = step;
@@ -368,6 +417,27 @@ static int evaluate(run *r, int64_t epoch, int64_t step, double *acc_out, char *
 }
 
 
+/* Writes DIR/checkpoint.safetensors for a run that has done `step` steps
+ * and goes on at (epoch, batch). */
+static int save_checkpoint(run *r, int64_t step, int64_t epoch, int64_t batch, char *msg, size_t len)
+{
+    ckpt_state s;
+    memset(&s, 0, sizeof s);
+    s.step = step;
+    s.epoch = epoch;
+    s.batch = batch;
+    s.sr_index = r->opt.round.index;
+    s.skips = r->skips;
+    s.scale_used = r->scale_used;
+    if (ak_to_host(r->b, &s.opt, r->opt_state, sizeof s.opt) != 0 ||
+        ak_to_host(r->b, &s.scaler, r->scaler, sizeof s.scaler) != 0)
+        return backend_fail(r, msg, len, "reading the state for the checkpoint");
+    char why[1024];
+    if (ckpt_save(join(r, REC_CHECKPOINT), r->m, &s, why, sizeof why) != 0)
+        return fail(msg, len, TRAIN_EFAIL, "%s", why);
+    return 0;
+}
+
 static double now_seconds(void)
 {
     struct timespec ts;
@@ -403,6 +473,9 @@ static void run_free(run *r)
         ak_free(r->b, r->found_inf);
         ak_free(r->b, r->stats);
         ak_free(r->b, r->loss);
+        ak_free(r->b, r->inv_micro);
+        ak_free(r->b, r->sumsq);
+        for (int k = 0; k < MODEL_MAX_PARAMS; k++) ak_free(r->b, r->acc[k].data);
     }
     model_free(r->m);
     ak_close(r->b);
@@ -444,7 +517,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     memset(&r, 0, sizeof r);
     r.o = &o;
     int rc = prepare(&r, &o, msg, msg_len);
-    if (!rc) rc = make_out_dir(o.out_dir, msg, msg_len);
+    if (!rc && !o.resume) rc = make_out_dir(o.out_dir, msg, msg_len);
     if (rc) return rc;
     char notice[512];
     r.b = ak_open(o.backend, notice, sizeof notice);
@@ -459,12 +532,32 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
                                      o.opt.kind == AK_OPT_ADAM || o.opt.kind == AK_OPT_ADAMW) != 0)
         rc = backend_fail(&r, msg, msg_len, "optimizer state");
     if (!rc && model_init_weights(r.m, o.seed) != 0) rc = backend_fail(&r, msg, msg_len, "initial weights");
+    if (!rc && o.init_path && ckpt_load_weights(o.init_path, r.m, why, sizeof why) != 0)
+        rc = fail(msg, msg_len, TRAIN_EINPUT, "--init: %s", why);
     if (!rc) rc = alloc_state(&r, msg, msg_len);
-    if (!rc) {
+    /* a resumed run: the weights, optimizer and scaler state and the data
+     * position of its last checkpoint */
+    ckpt_state at;
+    memset(&at, 0, sizeof at);
+    if (!rc && o.resume) {
+        if (ckpt_load(join(&r, REC_CHECKPOINT), r.m, &at, why, sizeof why) != 0)
+            rc = fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
+        else if (ak_to_device(r.b, r.opt_state, &at.opt, sizeof at.opt) != 0 ||
+                 ak_to_device(r.b, r.scaler, &at.scaler, sizeof at.scaler) != 0)
+            rc = backend_fail(&r, msg, msg_len, "restoring the state");
+        r.opt.round.index = at.sr_index;
+        r.skips = at.skips;
+        r.scale_used = at.scale_used;
+        if (!rc) {
+            r.record = rec_run_read(join(&r, REC_RUN_JSON), why, sizeof why);
+            if (!r.record) rc = fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
+        }
+    }
+    if (!rc && !o.resume) {
         r.record = rec_run_new(o.version, o.git_revision, ak_backend_name(r.b), ak_device_name(r.b));
         if (!r.record) rc = fail(msg, msg_len, TRAIN_EFAIL, "out of memory");
     }
-    if (!rc) {
+    if (!rc && !o.resume) {
         rec_run_set_start(r.record, (int64_t)time(NULL));
         /* the options as given, then what the defaults resolved to */
         for (int i = 0; i + 1 < o.argc; i++)
@@ -480,7 +573,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
         rec_run_set_int(r.record, "seed", (int64_t)o.seed);
         rc = write_run_json(&r, false, msg, msg_len);
     }
-    if (!rc) rc = open_logs(&r, msg, msg_len);
+    if (!rc) rc = open_logs(&r, at.step, msg, msg_len);
     if (rc) {
         run_free(&r);
         return rc;
@@ -493,16 +586,18 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     sigaction(SIGTERM, &sa, NULL);
 
     ds_batcher it;
-    const size_t per_epoch = r.train->count / o.batch;
+    const size_t per_epoch = r.train->count / o.batch / (size_t)o.accumulate; /* steps */
     if (per_epoch == 0) {
         run_free(&r);
-        return fail(msg, msg_len, TRAIN_EINPUT, "--batch %zu is larger than the %zu training samples",
-                    o.batch, r.train->count);
+        return fail(msg, msg_len, TRAIN_EINPUT,
+                    "--batch %zu x --accumulate %lld is larger than the %zu training samples", o.batch,
+                    (long long)o.accumulate, r.train->count);
     }
     const int64_t total = o.steps > 0 ? o.steps : o.epochs * (int64_t)per_epoch;
     const bool show = o.progress && isatty(STDERR_FILENO);
     const double started = now_seconds();
-    int64_t step = 0, epoch = 0;
+    int64_t step = at.step, epoch = at.epoch, batch = at.batch;
+    const int64_t first_step = step;
     float loss = 0;
     double accuracy = -1;
     while (step < total && !rc && !stop_signal) {
@@ -511,17 +606,14 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
             rc = fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
             break;
         }
-        for (size_t k = 0; k < per_epoch && step < total && !rc && !stop_signal; k++) {
-            size_t rows = 0;
-            if (ds_batch_next(&it, r.x_host, r.labels_host, r.t_host, &rows, why, sizeof why) != DS_OK) {
-                rc = fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
-                break;
-            }
+        it.next = (size_t)(batch * o.accumulate);
+        for (; batch < (int64_t)per_epoch && step < total && !rc && !stop_signal; batch++) {
             int64_t at_min = 0;
-            rc = train_step(&r, step, epoch, rows, &loss, &at_min, msg, msg_len);
+            rc = train_step(&r, &it, step, epoch, &loss, &at_min, msg, msg_len);
             if (rc) break;
             step++;
-            if (show && (step % 10 == 0 || step == total)) show_progress(&r, step, total, epoch, loss, started);
+            if (show && (step % 10 == 0 || step == total))
+                show_progress(&r, step - first_step, total - first_step, epoch, loss, started);
             if (o.prec.mode == PREC_O0 && !(loss - loss == 0.0f))
                 rc = fail(msg, msg_len, TRAIN_DIVERGED,
                           "diverged: the loss is %g at step %lld in O0 (try a smaller --lr)", (double)loss,
@@ -530,10 +622,19 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
                 rc = fail(msg, msg_len, TRAIN_DIVERGED,
                           "diverged: the loss scale stayed at --min-scale for %lld steps in a row (step %lld)",
                           (long long)at_min, (long long)step - 1);
+            else if (o.checkpoint_every > 0 && step % o.checkpoint_every == 0)
+                rc = save_checkpoint(&r, step, epoch, batch + 1, msg, msg_len);
         }
-        if (!rc && r.test && !stop_signal) rc = evaluate(&r, epoch, step, &accuracy, msg, msg_len);
-        epoch++;
+        if (rc || stop_signal) break;
+        if (batch >= (int64_t)per_epoch) { /* the epoch is complete */
+            if (r.test) rc = evaluate(&r, epoch, step, &accuracy, msg, msg_len);
+            epoch++;
+            batch = 0;
+            if (!rc) rc = save_checkpoint(&r, step, epoch, batch, msg, msg_len);
+        }
     }
+    /* a stopped or finished run leaves a checkpoint to resume from */
+    if (!rc && step > first_step) rc = save_checkpoint(&r, step, epoch, batch, msg, msg_len);
     if (show) fputc('\n', stderr);
     /* the record ends whatever happened; logs are flushed step by step */
     char end_msg[512];

@@ -31,6 +31,11 @@ typedef struct train_options {
     int64_t stats_every, hist_every; /* 0: never */
     int64_t diverge_after;           /* steps in a row at --min-scale that count as divergence */
     bool progress;                   /* a progress line on stderr */
+    bool resume;                     /* continue the run in out_dir from its checkpoint */
+    const char *init_path;           /* --init: start from these weights */
+    int64_t checkpoint_every;        /* steps between checkpoints (0: each epoch's end only) */
+    int64_t accumulate;              /* micro-batches per update (1: none) */
+    float clip_norm;                 /* clip the unscaled gradients' global 2-norm to this (0: no) */
     const char *version, *git_revision;
     /* the command line, recorded in run.json */
     int argc;

@@ -57,7 +57,11 @@ extern "C" {
                       const int32_t *labels, const float *scale, float *loss, ak_tensor dlogits,    \
                       int32_t *correct))                                                            \
     OP(mse, (ak_backend * b, ak_tensor pred, ak_tensor target, const float *scale, float *loss,     \
-             ak_tensor dpred))
+             ak_tensor dpred))                                                                      \
+    OP(accumulate, (ak_backend * b, ak_tensor y, ak_tensor x))                                      \
+    OP(sum_squares, (ak_backend * b, const ak_tensor *xs, size_t count, double *sumsq))             \
+    OP(clip_by_norm, (ak_backend * b, const ak_tensor *xs, size_t count, const double *sumsq,       \
+                      float max_norm, float *coef_out))
 
 /* The op table: one function pointer per operation. */
 #define AK_OP_FIELD(name, params) int(*name) params;
@@ -107,6 +111,13 @@ int ak_check_tensor(ak_backend *b, const char *call, const char *what, ak_tensor
 int ak_check_optional(ak_backend *b, const char *call, const char *what, ak_tensor t, size_t n);
 /* ptr must be non-NULL and aligned to align bytes. */
 int ak_check_ptr(ak_backend *b, const char *call, const char *what, const void *ptr, size_t align);
+/* Do the byte ranges [a, a + an) and [b, b + bn) share a byte? (Empty
+ * ranges share none.) */
+static inline bool ak_overlap(const void *a, size_t an, const void *b, size_t bn)
+{
+    const uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+    return an > 0 && bn > 0 && pa < pb + bn && pb < pa + an;
+}
 /* a * b without wrapping, or AK_EINVAL naming the call. */
 int ak_check_mul(ak_backend *b, const char *call, const char *what, size_t x, size_t y, size_t *product);
 

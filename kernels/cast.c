@@ -3,12 +3,6 @@
 #include "backend.h"
 
 /* Do the byte ranges [a, a + an) and [b, b + bn) share a byte? */
-static bool overlap(const void *a, size_t an, const void *b, size_t bn)
-{
-    const uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    return an > 0 && bn > 0 && pa < pb + bn && pb < pa + an;
-}
-
 int ak_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *r)
 {
     AK_BEGIN(b);
@@ -22,7 +16,7 @@ int ak_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *r)
     if (src.n == 0) return AK_OK;
     if (dst.dtype == src.dtype && dst.data == src.data) return AK_OK; /* a copy onto itself */
     /* an element would be read after another one was written over it */
-    if (overlap(dst.data, dst.n * ak_dtype_size(dst.dtype), src.data,
+    if (ak_overlap(dst.data, dst.n * ak_dtype_size(dst.dtype), src.data,
                 src.n * ak_dtype_size(src.dtype)))
         return ak_fail(b, AK_EINVAL, "ak_cast", "dst (%s at %p) and src (%s at %p) overlap",
                        ak_dtype_name(dst.dtype), dst.data, ak_dtype_name(src.dtype), src.data);

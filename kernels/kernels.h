@@ -160,6 +160,45 @@ int ak_scale(ak_backend *b, ak_tensor x, const float *factor);
 int ak_unscale_check(ak_backend *b, const ak_tensor *grads, size_t count, const float *inv_scale,
                      float *found_inf);
 
+/* ---- gradient accumulation and norm clipping ------------------------------- */
+/* y[i] = x[i] + y[i]: the exact sum rounded once to y's dtype, to nearest
+ * even (fpe_<fmt>_add(x, y) when the dtypes agree).  Any dtypes, y.n ==
+ * x.n.  NaNs as kernels/elem/round.h's ak_round_sum: the first NaN operand,
+ * x before y, quieted; inf - inf gives the default NaN; an exact zero sum is
+ * +0 unless both are -0.  x may be y itself (y doubles); other overlaps are
+ * AK_EINVAL.  Bit-exact on both backends. */
+int ak_accumulate(ak_backend *b, ak_tensor y, ak_tensor x);
+
+/* *sumsq (a double in backend memory) += the sum over every element of the
+ * count tensors (any dtypes) of x^2, each x read exactly and squared
+ * exactly in double, the squares summed in double (cpu: in order, with the
+ * rounding errors carried; cuda: per-thread and per-block partial sums, then
+ * one atomicAdd per block, in no fixed order).  A NaN element makes the sum
+ * NaN and an infinite one +inf, as double arithmetic does.  With *sumsq >= 0
+ * beforehand the backends agree to a relative 1e-12 (the bound and its
+ * limits are derived in kernels/grad.c).  count may be 0 (xs NULL); sumsq
+ * must not lie inside a tensor of the list.  Zero *sumsq first to start a
+ * sum. */
+int ak_sum_squares(ak_backend *b, const ak_tensor *xs, size_t count, double *sumsq);
+
+/* PyTorch's clip_grad_norm_(max_norm, norm_type=2) from a sum of squares
+ * (ak_sum_squares; read on the device on cuda, nothing waits for the host):
+ * total_norm = sqrt(*sumsq) and clip_coef = max_norm / (total_norm + 1e-6)
+ * in double, clamped to at most 1, then c = (float)clip_coef.  When c is not
+ * 1, every element of the count tensors is multiplied by c exactly as
+ * ak_scale does (fp32: the fp32 product; fp16/bf16: the exact product
+ * rounded once; x86 NaN rules); when c is 1 the elements keep their bits.
+ * *coef_out (backend memory, may be NULL) receives c, also when the list is
+ * empty.  max_norm must be finite and > 0.  A non-finite total norm is not
+ * an error (PyTorch's error_if_nonfinite=False): +inf gives c = 0, so finite
+ * elements become zeros of their sign and infinities NaNs; a NaN (a NaN or
+ * negative *sumsq) gives c = the default NaN 0xFFC00000, so every element
+ * becomes a NaN (a NaN element its own, quieted).  sumsq and coef_out must
+ * not overlap each other or a tensor of the list.  Bit-exact on both
+ * backends for the same *sumsq. */
+int ak_clip_by_norm(ak_backend *b, const ak_tensor *xs, size_t count, const double *sumsq,
+                    float max_norm, float *coef_out);
+
 /* ---- precision statistics ------------------------------------------------------ */
 /* The log2 histogram: bin AK_HIST_ZERO counts zeros (either sign),
  * AK_HIST_BIN(e) counts finite x with 2^e <= |x| < 2^(e+1) for e in

@@ -5,12 +5,6 @@
 #include "backend.h"
 
 /* Do the byte ranges [a, a + an) and [b, b + bn) share a byte? */
-static bool overlap(const void *a, size_t an, const void *b, size_t bn)
-{
-    const uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    return an > 0 && bn > 0 && pa < pb + bn && pb < pa + an;
-}
-
 int ak_stats_accumulate(ak_backend *b, ak_tensor x, fpe_format_id target, const float *scale,
                         ak_stats *result)
 {
@@ -27,9 +21,9 @@ int ak_stats_accumulate(ak_backend *b, ak_tensor x, fpe_format_id target, const 
     rc = ak_check_ptr(b, call, "result", result, alignof(ak_stats));
     if (rc) return rc;
     /* the result is written while x and the scale are still being read */
-    if (overlap(result, sizeof *result, x.data, x.n * ak_dtype_size(x.dtype)))
+    if (ak_overlap(result, sizeof *result, x.data, x.n * ak_dtype_size(x.dtype)))
         return ak_fail(b, AK_EINVAL, call, "result (%p) overlaps x (%p)", (void *)result, x.data);
-    if (scale && overlap(result, sizeof *result, scale, sizeof *scale))
+    if (scale && ak_overlap(result, sizeof *result, scale, sizeof *scale))
         return ak_fail(b, AK_EINVAL, call, "result (%p) overlaps scale (%p)", (void *)result,
                        (const void *)scale);
     if (x.n == 0) return AK_OK;

@@ -7,6 +7,9 @@
 /* Format `from` to format `to`, rounding in env->round. */
 FPE_INLINE uint32_t fpe_convert_k(fpe_format_id from, fpe_format_id to, fpe_env *env, uint32_t a)
 {
+    /* the fast path: a normal operand is exact in binary64 (fpe_round_f64_fast) */
+    uint32_t r;
+    if (fk_is_normal(from, a) && fpe_round_f64_fast(to, env, fpe_normal_to_f64_bits(from, a), &r)) return r;
     const fpe_unp u = fpe_unpack(from, env, a);
     const uint32_t sbit = u.sign ? fk_sign(to) : 0;
     switch (u.cls) {
@@ -23,6 +26,8 @@ FPE_INLINE uint32_t fpe_convert_k(fpe_format_id from, fpe_format_id to, fpe_env 
 FPE_INLINE uint32_t fpe_from_f64_k(fpe_format_id to, fpe_env *env, double d)
 {
     const uint64_t u = fpe_f64_bits(d);
+    uint32_t r;
+    if (fpe_round_f64_fast(to, env, u, &r)) return r; /* normal in, normal out, an IEEE mode */
     const bool sign = u >> 63;
     const uint32_t sbit = sign ? fk_sign(to) : 0;
     const uint32_t ef = (uint32_t)(u >> 52) & 0x7FF;

@@ -92,4 +92,60 @@ rows=$(tail -n +2 "$TMP/sig/steps.csv" | wc -l)
     fail "SIGTERM: steps.csv rows are not 0..$((rows - 1))"
 grep -q '"end_time": "' "$TMP/sig/run.json" || fail "SIGTERM: run.json has no end time"
 
+# ---- resume: bit for bit the run that was not interrupted ----
+opts=(--net mlp --mode O2 --dtype bf16 --loss-scale pytorch --stochastic-rounding on --optimizer adamw
+    --subset 640 --stats-every 5 --hist-every 10 "${common[@]}")
+run "$A" train "${opts[@]}" --steps 40 --out "$TMP/whole"
+expect_status 0
+same_record() {
+    local f
+    for f in steps.csv tensors.csv updates.csv hist.csv eval.csv checkpoint.safetensors; do
+        CHECKS=$((CHECKS + 1))
+        cmp -s "$TMP/whole/$f" "$1/$f" || fail "$2: $f differs from the uninterrupted run"
+    done
+}
+# stopped after 23 steps (mid-epoch), resumed
+run "$A" train "${opts[@]}" --steps 23 --out "$TMP/part"
+expect_status 0
+run "$A" train --resume "$TMP/part" --steps 40
+expect_status 0
+same_record "$TMP/part" "resume"
+# killed with SIGKILL between checkpoints: rows past the checkpoint are dropped and redone
+"$A" train "${opts[@]}" --steps 40 --checkpoint-every 7 --out "$TMP/killed" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do
+    [[ -f $TMP/killed/steps.csv && $(wc -l <"$TMP/killed/steps.csv") -ge 18 ]] && break
+    sleep 0.02
+done
+kill -KILL $pid 2>/dev/null || true
+wait $pid 2>/dev/null || true
+# 18 rows written: the checkpoints of steps 7 and 14 exist
+[[ -f $TMP/killed/checkpoint.safetensors ]] || fail "SIGKILL: no checkpoint after 18 steps"
+run "$A" train --resume "$TMP/killed"
+expect_status 0
+same_record "$TMP/killed" "SIGKILL + resume"
+# --init from a checkpoint's weights; a file without them is refused
+run "$A" train --net mlp --init "$TMP/whole/checkpoint.safetensors" --steps 3 --subset 640 --out "$TMP/init" "${common[@]}"
+expect_status 0
+bad "no tensor 'conv1.weight'" --net lenet5 --init "$TMP/whole/checkpoint.safetensors" --steps 3 --out "$TMP/x13"
+bad '--resume' --resume "$TMP/nothing-here"
+
+# ---- accumulation and clipping ----
+# 640 samples, batch 32, 2 micro-batches per update: 10 updates an epoch
+run "$A" train --net mlp --mode O1 --accumulate 2 --batch 32 --clip-norm 0.5 --epochs 2 --subset 640 \
+    --out "$TMP/acc" "${common[@]}"
+expect_status 0
+[[ $(tail -n +2 "$TMP/acc/eval.csv" | cut -d, -f2 | tr '\n' ' ') == '10 20 ' ]] || fail "--accumulate 2: steps per epoch"
+# a tiny clip norm all but freezes the weights: the loss stays near its start (without
+# clipping, lr 0.2 takes it from 2.30 to about 1.6 in these 20 steps)
+run "$A" train --net mlp --lr 0.2 --clip-norm 1e-9 --steps 20 --subset 640 --out "$TMP/frozen" "${common[@]}"
+expect_status 0
+first=$(sed -n 2p "$TMP/frozen/steps.csv" | cut -d, -f3)
+last=$(tail -n 1 "$TMP/frozen/steps.csv" | cut -d, -f3)
+awk -v a="$first" -v b="$last" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 0.05) }' ||
+    fail "--clip-norm 1e-9: the loss moved from $first to $last"
+bad '--accumulate wants an integer' --net mlp --accumulate 0 --out "$TMP/x14"
+bad '--clip-norm wants a number' --net mlp --clip-norm 0 --out "$TMP/x15"
+bad 'larger than the' --net mlp --subset 64 --batch 64 --accumulate 2 --out "$TMP/x16"
+
 finish

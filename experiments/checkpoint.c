@@ -1,0 +1,301 @@
+/* checkpoint.c: model weights and run state in safetensors files (checkpoint.h). */
+#include "checkpoint.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "safetensors.h"
+
+static int fail(char *msg, size_t len, const char *fmt, ...)
+{
+    if (msg && len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, len, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* A parameter's shape as PyTorch has it: (out, in) or OIHW, (out) for a bias. */
+static size_t param_shape(const model *m, const model_param *p, uint64_t shape[4])
+{
+    const net_layer *l = &m->net.layers[p->layer];
+    if (p->is_bias) {
+        shape[0] = l->out_c;
+        return 1;
+    }
+    if (l->op == NET_LINEAR) {
+        shape[0] = l->out_c;
+        shape[1] = l->in_c;
+        return 2;
+    }
+    shape[0] = l->out_c;
+    shape[1] = l->in_c;
+    shape[2] = shape[3] = l->kernel;
+    return 4;
+}
+
+/* ---- what a checkpoint holds, one entry per tensor ------------------------------------ */
+typedef struct entry {
+    char name[96];
+    ak_tensor t;      /* backend tensor */
+    st_dtype dtype;
+    size_t ndim;
+    uint64_t shape[4];
+    void *host;       /* staging copy */
+} entry;
+
+/* The tensors of m, in a fixed order; returns the count. */
+static size_t entries_of(model *m, entry *e)
+{
+    size_t n = 0;
+    for (int i = 0; i < m->n_params; i++) {
+        model_param *p = &m->params[i];
+        struct {
+            const char *prefix, *suffix;
+            ak_tensor t;
+        } parts[] = {
+            {"", "", p->wlow.data ? p->wlow : p->w32},
+            {"master.", "", p->wlow.data ? p->w32 : ak_tensor_none()},
+            {"optimizer.", p->v.data ? ".exp_avg" : ".momentum_buffer", p->m},
+            {"optimizer.", ".exp_avg_sq", p->v},
+        };
+        for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+            if (!parts[k].t.data) continue;
+            entry *x = &e[n++];
+            memset(x, 0, sizeof *x);
+            snprintf(x->name, sizeof x->name, "%s%s%s", parts[k].prefix, p->name, parts[k].suffix);
+            x->t = parts[k].t;
+            st_dtype_from_ak(parts[k].t.dtype, &x->dtype);
+            x->ndim = param_shape(m, p, x->shape);
+        }
+    }
+    return n;
+}
+
+#define CKPT_MAX_ENTRIES (4 * MODEL_MAX_PARAMS)
+
+/* ---- metadata: every number as text that reads back exactly ---------------------------- */
+typedef struct meta {
+    char keys[40][40];
+    char values[40][48];
+    st_pair pairs[40];
+    size_t n;
+} meta;
+
+static void put_i(meta *md, const char *key, int64_t v)
+{
+    snprintf(md->keys[md->n], sizeof md->keys[0], "%s", key);
+    snprintf(md->values[md->n], sizeof md->values[0], "%" PRId64, v);
+    md->n++;
+}
+
+static void put_d(meta *md, const char *key, double v)
+{
+    snprintf(md->keys[md->n], sizeof md->keys[0], "%s", key);
+    snprintf(md->values[md->n], sizeof md->values[0], "%a", v); /* exact */
+    md->n++;
+}
+
+static int get_i(const st_file *f, const char *path, const char *key, int64_t *v, char *msg, size_t len)
+{
+    const char *s = st_metadata_get(f, key);
+    char *end;
+    if (!s || !*s) return fail(msg, len, "%s: metadata '%s' is missing", path, key);
+    long long x = strtoll(s, &end, 10);
+    if (*end) return fail(msg, len, "%s: metadata '%s' is not an integer: '%s'", path, key, s);
+    *v = x;
+    return 0;
+}
+
+static int get_d(const st_file *f, const char *path, const char *key, double *v, char *msg, size_t len)
+{
+    const char *s = st_metadata_get(f, key);
+    char *end;
+    if (!s || !*s) return fail(msg, len, "%s: metadata '%s' is missing", path, key);
+    *v = strtod(s, &end);
+    if (*end) return fail(msg, len, "%s: metadata '%s' is not a number: '%s'", path, key, s);
+    return 0;
+}
+
+int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t msg_len)
+{
+    entry e[CKPT_MAX_ENTRIES];
+    const size_t n = entries_of(m, e);
+    st_tensor t[CKPT_MAX_ENTRIES];
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const size_t bytes = e[i].t.n * ak_dtype_size(e[i].t.dtype);
+        e[i].host = malloc(bytes ? bytes : 1);
+        if (!e[i].host) rc = fail(msg, msg_len, "%s: out of memory", path);
+        else if (ak_to_host(m->b, e[i].host, e[i].t.data, bytes) != 0)
+            rc = fail(msg, msg_len, "%s: reading %s: %s", path, e[i].name, ak_error(m->b));
+        t[i].name = e[i].name;
+        t[i].dtype = e[i].dtype;
+        t[i].ndim = e[i].ndim;
+        t[i].shape = e[i].shape;
+        t[i].data = e[i].host;
+    }
+    meta md;
+    memset(&md, 0, sizeof md);
+    put_i(&md, "format", 1);
+    put_i(&md, "step", s->step);
+    put_i(&md, "epoch", s->epoch);
+    put_i(&md, "batch", s->batch);
+    put_i(&md, "sr_index", (int64_t)s->sr_index);
+    put_i(&md, "skips", s->skips);
+    put_d(&md, "scale_used", s->scale_used);
+    put_i(&md, "optimizer.step", s->opt.step);
+    put_d(&md, "optimizer.beta1_pow", s->opt.beta1_pow);
+    put_d(&md, "optimizer.beta2_pow", s->opt.beta2_pow);
+    const ak_scaler_state *c = &s->scaler;
+    put_d(&md, "scaler.scale", c->scale);
+    put_d(&md, "scaler.inv_scale", c->inv_scale);
+    put_d(&md, "scaler.skip", c->skip);
+    put_i(&md, "scaler.hysteresis_left", c->hysteresis_left);
+    put_i(&md, "scaler.good", c->good);
+    put_i(&md, "scaler.steps", c->steps);
+    put_i(&md, "scaler.overflows", c->overflows);
+    put_i(&md, "scaler.skipped", c->skipped);
+    put_i(&md, "scaler.growths", c->growths);
+    put_i(&md, "scaler.backoffs", c->backoffs);
+    put_i(&md, "scaler.overflows_in_a_row", c->overflows_in_a_row);
+    put_i(&md, "scaler.steps_at_min", c->steps_at_min);
+    for (size_t i = 0; i < md.n; i++) {
+        md.pairs[i].key = md.keys[i];
+        md.pairs[i].value = md.values[i];
+    }
+    char why[512];
+    if (!rc && st_write(path, t, n, md.pairs, md.n, why, sizeof why) != 0)
+        rc = fail(msg, msg_len, "%s", why);
+    for (size_t i = 0; i < n; i++) free(e[i].host);
+    return rc;
+}
+
+int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_len)
+{
+    char why[512];
+    st_file *f = st_open(path, why, sizeof why);
+    if (!f) return fail(msg, msg_len, "%s", why);
+    entry e[CKPT_MAX_ENTRIES];
+    const size_t n = entries_of(m, e);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const st_tensor *t;
+        if (st_expect(f, e[i].name, e[i].dtype, e[i].ndim, e[i].shape, &t, why, sizeof why) != 0)
+            rc = fail(msg, msg_len, "%s (was it written by the same --net, --mode and --dtype?)", why);
+        else if (ak_to_device(m->b, e[i].t.data, t->data, st_tensor_bytes(t)) != 0)
+            rc = fail(msg, msg_len, "%s: %s", path, ak_error(m->b));
+    }
+    memset(s, 0, sizeof *s);
+    int64_t v, format = 0;
+    double d;
+    if (!rc) rc = get_i(f, path, "format", &format, msg, msg_len);
+    if (!rc && format != 1) rc = fail(msg, msg_len, "%s: checkpoint format %lld, expected 1", path, (long long)format);
+#define GET_I(key, field)                                                                          \
+    if (!rc && (rc = get_i(f, path, key, &v, msg, msg_len)) == 0) field = v
+#define GET_D(key, field)                                                                          \
+    if (!rc && (rc = get_d(f, path, key, &d, msg, msg_len)) == 0) field = d
+    GET_I("step", s->step);
+    GET_I("epoch", s->epoch);
+    GET_I("batch", s->batch);
+    GET_I("sr_index", s->sr_index);
+    GET_I("skips", s->skips);
+    GET_D("scale_used", s->scale_used);
+    GET_I("optimizer.step", s->opt.step);
+    GET_D("optimizer.beta1_pow", s->opt.beta1_pow);
+    GET_D("optimizer.beta2_pow", s->opt.beta2_pow);
+    ak_scaler_state *c = &s->scaler;
+    GET_D("scaler.scale", c->scale);
+    GET_D("scaler.inv_scale", c->inv_scale);
+    GET_D("scaler.skip", c->skip);
+    GET_I("scaler.hysteresis_left", c->hysteresis_left);
+    GET_I("scaler.good", c->good);
+    GET_I("scaler.steps", c->steps);
+    GET_I("scaler.overflows", c->overflows);
+    GET_I("scaler.skipped", c->skipped);
+    GET_I("scaler.growths", c->growths);
+    GET_I("scaler.backoffs", c->backoffs);
+    GET_I("scaler.overflows_in_a_row", c->overflows_in_a_row);
+    GET_I("scaler.steps_at_min", c->steps_at_min);
+#undef GET_I
+#undef GET_D
+    if (!rc && (s->step < 0 || s->epoch < 0 || s->batch < 0))
+        rc = fail(msg, msg_len, "%s: negative step, epoch or batch in the metadata", path);
+    st_close(f);
+    return rc;
+}
+
+int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len)
+{
+    char why[512];
+    st_file *f = st_open(path, why, sizeof why);
+    if (!f) return fail(msg, msg_len, "%s", why);
+    int rc = 0;
+    for (int i = 0; i < m->n_params && !rc; i++) {
+        model_param *p = &m->params[i];
+        uint64_t shape[4];
+        const size_t ndim = param_shape(m, p, shape);
+        const st_tensor *t = st_find(f, p->name);
+        if (!t) {
+            rc = fail(msg, msg_len, "%s: no tensor '%s' (%s needs every parameter)", path, p->name, m->net.name);
+            break;
+        }
+        ak_dtype dt;
+        if (st_dtype_to_ak(t->dtype, &dt) != 0) {
+            rc = fail(msg, msg_len, "%s: tensor '%s' is %s; expected F32, F16 or BF16", path, p->name,
+                      st_dtype_name(t->dtype));
+            break;
+        }
+        const st_tensor *checked;
+        if (st_expect(f, p->name, t->dtype, ndim, shape, &checked, why, sizeof why) != 0) {
+            rc = fail(msg, msg_len, "%s", why);
+            break;
+        }
+        /* widen to fp32 exactly on the backend, then write every copy */
+        ak_tensor stage_in, stage32;
+        float *host = malloc(p->n * sizeof *host);
+        int k = ak_alloc_tensor(m->b, p->n, dt, &stage_in);
+        if (!k) k = ak_alloc_tensor(m->b, p->n, AK_F32, &stage32);
+        if (!k) k = ak_to_device(m->b, stage_in.data, t->data, st_tensor_bytes(t));
+        if (!k) k = ak_cast(m->b, stage32, stage_in, NULL);
+        if (!k && host) k = ak_to_host(m->b, host, stage32.data, p->n * sizeof *host);
+        if (!k && host) k = model_set_param(m, p, host);
+        if (k || !host) rc = fail(msg, msg_len, "%s: loading '%s': %s", path, p->name, host ? ak_error(m->b) : "out of memory");
+        ak_free(m->b, stage_in.data);
+        ak_free(m->b, stage32.data);
+        free(host);
+    }
+    st_close(f);
+    return rc;
+}
+
+int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len)
+{
+    st_tensor t[MODEL_MAX_PARAMS];
+    uint64_t shapes[MODEL_MAX_PARAMS][4];
+    void *host[MODEL_MAX_PARAMS] = {0};
+    int rc = 0;
+    for (int i = 0; i < m->n_params && !rc; i++) {
+        model_param *p = &m->params[i];
+        const size_t bytes = p->n * ak_dtype_size(p->grad.dtype);
+        host[i] = malloc(bytes);
+        if (!host[i]) rc = fail(msg, msg_len, "%s: out of memory", path);
+        else if (ak_to_host(m->b, host[i], p->grad.data, bytes) != 0)
+            rc = fail(msg, msg_len, "%s: reading %s: %s", path, p->name, ak_error(m->b));
+        t[i].name = p->name;
+        st_dtype_from_ak(p->grad.dtype, &t[i].dtype);
+        t[i].ndim = param_shape(m, p, shapes[i]);
+        t[i].shape = shapes[i];
+        t[i].data = host[i];
+    }
+    char why[512];
+    if (!rc && st_write(path, t, (size_t)m->n_params, NULL, 0, why, sizeof why) != 0)
+        rc = fail(msg, msg_len, "%s", why);
+    for (int i = 0; i < m->n_params; i++) free(host[i]);
+    return rc;
+}

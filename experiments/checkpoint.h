@@ -1,0 +1,52 @@
+/* checkpoint.h: a model's weights and a run's state in safetensors files.
+ *
+ * Names follow PyTorch: the weights the model computes with under the
+ * parameter's own name ("fc1.weight": fp32 in O0/O1, the fp16/bf16 model copy
+ * in O2, the low-precision weights in O3), the fp32 master weights of O2 as
+ * "master.fc1.weight", and the optimizer state as torch.optim names it:
+ * "optimizer.fc1.weight.momentum_buffer" (momentum), ".exp_avg" and
+ * ".exp_avg_sq" (Adam).  The metadata hold the step, the data position, the
+ * optimizer's step state and the loss scaler's state, every float as a C99
+ * hex float so it reads back bit for bit.
+ */
+#ifndef AMPSCOPE_CHECKPOINT_H
+#define AMPSCOPE_CHECKPOINT_H
+
+#include <stdint.h>
+
+#include "kernels.h"
+#include "model.h"
+
+/* Where a run stands after its last completed step. */
+typedef struct ckpt_state {
+    int64_t step;          /* steps completed (the next step's number) */
+    int64_t epoch;         /* the epoch of the next step */
+    int64_t batch;         /* the next step's batch within its epoch */
+    uint64_t sr_index;     /* the optimizer's next stochastic-rounding index */
+    int64_t skips;         /* skipped steps so far */
+    float scale_used;      /* the scale the next step multiplies its loss by */
+    ak_opt_state opt;      /* host copies */
+    ak_scaler_state scaler;
+} ckpt_state;
+
+/* Writes every stored copy of every parameter, the optimizer buffers and
+ * state to path, atomically.  0, or -1 with the reason in msg. */
+int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t msg_len);
+/* Reads a checkpoint written by ckpt_save for the same net and precision
+ * plan into m and *s: every tensor must be there with its dtype and shape.
+ * 0, or -1 (a bad or mismatched file; the message names the file and the
+ * tensor). */
+int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_len);
+
+/* --init: starts from the weights in path (e.g. exported from PyTorch with
+ * safetensors.torch.save_file): for each parameter the tensor of its name
+ * with its shape, in F32, F16 or BF16; its value is written to every stored
+ * copy (rounded to nearest even where a copy is narrower).  Other tensors in
+ * the file are ignored.  0, or -1 with the reason. */
+int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len);
+
+/* Writes each parameter's gradient, as the optimizer reads it (fp32, or the
+ * O3 format), under the parameter's name (ampscope grad).  0 or -1. */
+int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len);
+
+#endif
