@@ -92,14 +92,6 @@ static void help(FILE *out)
             MAX_BATCHES, O2_CPU_TARGET);
 }
 
-static int want_int(const char *opt, const char *v, int64_t min, int64_t max, int64_t *out)
-{
-    if (cli_parse_int(v, min, max, out) != 0)
-        return cli_error(CLI_EINPUT, "%s wants an integer in [%lld, %lld], got '%s'", opt,
-                         (long long)min, (long long)max, v);
-    return CLI_OK;
-}
-
 /* ---- the batches --------------------------------------------------------------------- */
 static int load_batches(tbench *t)
 {
@@ -340,16 +332,8 @@ int bench_train(int argc, char **argv)
             quick = true;
             continue;
         }
-        if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
-            return cli_error(CLI_EINPUT,
-                             "unexpected argument '%s' (see 'ampscope bench train --help')", a);
         char key[64];
-        const char *eq = strchr(a + 2, '=');
-        const size_t klen = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
-        if (klen >= sizeof key) return cli_error(CLI_EINPUT, "unknown option '%s'", a);
-        memcpy(key, a + 2, klen);
-        key[klen] = '\0';
-        int m = cli_option_value(argc, argv, &i, key, &v);
+        const int m = cli_next_option(argc, argv, &i, key, sizeof key, &v);
         if (m < 0) return m;
         int64_t n = 0;
         int rc = CLI_OK;
@@ -361,13 +345,13 @@ int bench_train(int argc, char **argv)
         else if (IS("data"))
             t.data_dir = v;
         else if (IS("steps"))
-            rc = want_int(a, v, 1, 1000000, &steps);
+            rc = cli_want_int(a, v, 1, 1000000, &steps);
         else if (IS("batch"))
-            rc = want_int(a, v, 1, 1 << 20, &batch);
+            rc = cli_want_int(a, v, 1, 1 << 20, &batch);
         else if (IS("width")) {
-            if (!(rc = want_int(a, v, 1, 65536, &n))) size.width = (size_t)n;
+            if (!(rc = cli_want_int(a, v, 1, 65536, &n))) size.width = (size_t)n;
         } else if (IS("depth")) {
-            if (!(rc = want_int(a, v, 1, 16, &n))) size.depth = (int)n;
+            if (!(rc = cli_want_int(a, v, 1, 16, &n))) size.depth = (int)n;
         } else
             return cli_error(CLI_EINPUT,
                              "unknown option '--%s' (see 'ampscope bench train --help')", key);

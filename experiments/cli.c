@@ -198,3 +198,26 @@ const char *cli_flag_names(unsigned flags, char *buf, size_t size)
     if (used == 0) snprintf(buf, size, "none");
     return buf;
 }
+
+int cli_want_int(const char *opt, const char *v, int64_t min, int64_t max, int64_t *out)
+{
+    if (cli_parse_int(v, min, max, out) != 0)
+        return cli_error(CLI_EINPUT, "%s wants an integer in [%lld, %lld], got '%s'", opt,
+                         (long long)min, (long long)max, v);
+    return CLI_OK;
+}
+
+int cli_next_option(int argc, char **argv, int *i, char *key, size_t key_len, const char **value)
+{
+    const char *a = argv[*i];
+    if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
+        return cli_error(CLI_EINPUT, "unexpected argument '%s' (see 'ampscope %s --help')", a,
+                         cli_context());
+    const char *eq = strchr(a + 2, '=');
+    const size_t klen = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
+    if (klen >= key_len) return cli_error(CLI_EINPUT, "unknown option '%s'", a);
+    memcpy(key, a + 2, klen);
+    key[klen] = '\0';
+    const int m = cli_option_value(argc, argv, i, key, value);
+    return m < 0 ? m : 1;
+}

@@ -45,6 +45,13 @@ bool cli_is_help(const char *arg);
  * argv[*i] is another argument, CLI_EINPUT when the value is missing. */
 int cli_option_value(int argc, char **argv, int *i, const char *name, const char **value);
 
+/* Reads the option at argv[*i] as "--key VALUE" or "--key=VALUE": the key
+ * (without "--") into key, its value into *value (advancing *i past a
+ * separate value).  Returns 1, or CLI_EINPUT with a message for an argument
+ * that is not an option ("see 'ampscope CMD --help'"), a key too long for
+ * key_len, or a missing value. */
+int cli_next_option(int argc, char **argv, int *i, char *key, size_t key_len, const char **value);
+
 /* ---- names -------------------------------------------------------------- */
 /* A rounding mode by TestFloat's name (near_even, minMag, min, max,
  * near_maxMag, odd), ampscope's (stoch_prop, stoch_equal) or a short alias
@@ -81,6 +88,8 @@ int cli_parse_decimal(const char *s, double *value);
  * [0, umax] (cli_parse_uint).  Returns 0, or CLI_EINPUT without a message. */
 int cli_parse_int(const char *s, int64_t min, int64_t max, int64_t *value);
 int cli_parse_uint(const char *s, uint64_t umax, uint64_t *value);
+/* cli_parse_int, recording "OPT wants an integer in [MIN, MAX], got 'V'". */
+int cli_want_int(const char *opt, const char *v, int64_t min, int64_t max, int64_t *out);
 
 /* "inexact underflow" or "none" for a set of fpe_flag bits. */
 const char *cli_flag_names(unsigned flags, char *buf, size_t size);

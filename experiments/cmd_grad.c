@@ -62,14 +62,6 @@ static void help(FILE *out)
 }
 
 /* ---- values ------------------------------------------------------------------------- */
-static int want_int(const char *opt, const char *v, int64_t min, int64_t max, int64_t *out)
-{
-    if (cli_parse_int(v, min, max, out) != 0)
-        return cli_error(CLI_EINPUT, "%s wants an integer in [%lld, %lld], got '%s'", opt,
-                         (long long)min, (long long)max, v);
-    return CLI_OK;
-}
-
 /* "FIRST:COUNT", both decimal, COUNT >= 1. */
 static int want_samples(const char *v, size_t *first, size_t *count)
 {
@@ -236,16 +228,8 @@ int cmd_grad(int argc, char **argv)
             help(stdout);
             return CLI_OK;
         }
-        if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
-            return cli_error(CLI_EINPUT, "unexpected argument '%s' (see 'ampscope grad --help')",
-                             a);
         char key[64];
-        const char *eq = strchr(a + 2, '=');
-        const size_t klen = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
-        if (klen >= sizeof key) return cli_error(CLI_EINPUT, "unknown option '%s'", a);
-        memcpy(key, a + 2, klen);
-        key[klen] = '\0';
-        int m = cli_option_value(argc, argv, &i, key, &v);
+        const int m = cli_next_option(argc, argv, &i, key, sizeof key, &v);
         if (m < 0) return m;
         int64_t n = 0;
         int rc = CLI_OK;
@@ -267,11 +251,11 @@ int cmd_grad(int argc, char **argv)
         else if (IS("data"))
             j.data_dir = v;
         else if (IS("width")) {
-            if (!(rc = want_int(a, v, 1, 65536, &n))) j.size.width = (size_t)n;
+            if (!(rc = cli_want_int(a, v, 1, 65536, &n))) j.size.width = (size_t)n;
         } else if (IS("depth")) {
-            if (!(rc = want_int(a, v, 1, 16, &n))) j.size.depth = (int)n;
+            if (!(rc = cli_want_int(a, v, 1, 16, &n))) j.size.depth = (int)n;
         } else if (IS("seed")) {
-            if (!(rc = want_int(a, v, 0, INT64_MAX, &n))) j.seed = (uint64_t)n;
+            if (!(rc = cli_want_int(a, v, 0, INT64_MAX, &n))) j.seed = (uint64_t)n;
         } else
             return cli_error(CLI_EINPUT, "unknown option '--%s' (see 'ampscope grad --help')", key);
 #undef IS

@@ -77,14 +77,6 @@ static void help(FILE *out)
 }
 
 /* ---- values ------------------------------------------------------------------------- */
-static int want_int(const char *opt, const char *v, int64_t min, int64_t max, int64_t *out)
-{
-    if (cli_parse_int(v, min, max, out) != 0)
-        return cli_error(CLI_EINPUT, "%s wants an integer in [%lld, %lld], got '%s'", opt, (long long)min,
-                         (long long)max, v);
-    return CLI_OK;
-}
-
 /* A finite real in [min, max] (open at min when open_min). */
 static int want_real(const char *opt, const char *v, double min, double max, bool open_min, float *out)
 {
@@ -146,8 +138,8 @@ static int apply_scaler(const scaler_overrides *s, ak_scaler_config *cfg)
     }
     if (!rc && s->growth) rc = want_real("--growth-factor", s->growth, 1, 1e30, true, &cfg->growth_factor);
     if (!rc && s->backoff) rc = want_real("--backoff-factor", s->backoff, 0, 1, true, &cfg->backoff_factor);
-    if (!rc && s->window && !(rc = want_int("--scale-window", s->window, 1, INT32_MAX, &n))) cfg->window = (int32_t)n;
-    if (!rc && s->hysteresis && !(rc = want_int("--hysteresis", s->hysteresis, 1, INT32_MAX, &n)))
+    if (!rc && s->window && !(rc = cli_want_int("--scale-window", s->window, 1, INT32_MAX, &n))) cfg->window = (int32_t)n;
+    if (!rc && s->hysteresis && !(rc = cli_want_int("--hysteresis", s->hysteresis, 1, INT32_MAX, &n)))
         cfg->hysteresis = (int32_t)n;
     if (!rc && s->consecutive) rc = want_onoff("--consecutive-hysteresis", s->consecutive, &cfg->consecutive_hysteresis);
     if (!rc && s->min) rc = want_real("--min-scale", s->min, 0, 3.4e38, false, &cfg->min_scale);
@@ -247,16 +239,8 @@ static int parse_and_run(int argc, char **argv, const char *resume_dir)
             continue;
         }
         /* every other option takes a value */
-        if (strncmp(a, "--", 2) != 0 || a[2] == '\0')
-            return cli_error(CLI_EINPUT, "unexpected argument '%s' (see 'ampscope train --help')", a);
-        const char *name = a + 2;
         char key[64];
-        const char *eq = strchr(name, '=');
-        const size_t klen = eq ? (size_t)(eq - name) : strlen(name);
-        if (klen >= sizeof key) return cli_error(CLI_EINPUT, "unknown option '%s'", a);
-        memcpy(key, name, klen);
-        key[klen] = '\0';
-        int m = cli_option_value(argc, argv, &i, key, &v);
+        const int m = cli_next_option(argc, argv, &i, key, sizeof key, &v);
         if (m < 0) return m;
         int64_t n = 0;
         int rc = CLI_OK;
@@ -274,29 +258,29 @@ static int parse_and_run(int argc, char **argv, const char *resume_dir)
         else if (IS("stats-dtype")) stats_dtype = v;
         else if (IS("stochastic-rounding")) sr = v;
         else if (IS("nesterov")) nesterov = v;
-        else if (IS("epochs")) rc = want_int(a, v, 1, 1000000, &o.epochs);
-        else if (IS("steps")) rc = want_int(a, v, 1, INT64_C(1) << 40, &o.steps);
+        else if (IS("epochs")) rc = cli_want_int(a, v, 1, 1000000, &o.epochs);
+        else if (IS("steps")) rc = cli_want_int(a, v, 1, INT64_C(1) << 40, &o.steps);
         else if (IS("batch")) {
-            if (!(rc = want_int(a, v, 1, 1 << 20, &n))) o.batch = (size_t)n;
+            if (!(rc = cli_want_int(a, v, 1, 1 << 20, &n))) o.batch = (size_t)n;
         }
         else if (IS("subset")) {
-            if (!(rc = want_int(a, v, 1, INT64_C(1) << 32, &n))) o.subset = (size_t)n;
+            if (!(rc = cli_want_int(a, v, 1, INT64_C(1) << 32, &n))) o.subset = (size_t)n;
         }
         else if (IS("samples")) {
-            if (!(rc = want_int(a, v, 1, INT64_C(1) << 24, &n))) o.samples = (size_t)n;
+            if (!(rc = cli_want_int(a, v, 1, INT64_C(1) << 24, &n))) o.samples = (size_t)n;
         }
         else if (IS("width")) {
-            if (!(rc = want_int(a, v, 1, 65536, &n))) o.size.width = (size_t)n;
+            if (!(rc = cli_want_int(a, v, 1, 65536, &n))) o.size.width = (size_t)n;
         }
         else if (IS("depth")) {
-            if (!(rc = want_int(a, v, 1, 16, &n))) o.size.depth = (int)n;
+            if (!(rc = cli_want_int(a, v, 1, 16, &n))) o.size.depth = (int)n;
         }
         else if (IS("seed")) {
-            if (!(rc = want_int(a, v, 0, INT64_MAX, &n))) o.seed = (uint64_t)n;
+            if (!(rc = cli_want_int(a, v, 0, INT64_MAX, &n))) o.seed = (uint64_t)n;
         }
-        else if (IS("stats-every")) rc = want_int(a, v, 0, INT64_C(1) << 40, &o.stats_every);
-        else if (IS("hist-every")) rc = want_int(a, v, 0, INT64_C(1) << 40, &o.hist_every);
-        else if (IS("diverge-after")) rc = want_int(a, v, 0, INT64_C(1) << 40, &o.diverge_after);
+        else if (IS("stats-every")) rc = cli_want_int(a, v, 0, INT64_C(1) << 40, &o.stats_every);
+        else if (IS("hist-every")) rc = cli_want_int(a, v, 0, INT64_C(1) << 40, &o.hist_every);
+        else if (IS("diverge-after")) rc = cli_want_int(a, v, 0, INT64_C(1) << 40, &o.diverge_after);
         else if (IS("lr")) {
             rc = want_real(a, v, 0, 1e6, true, &o.opt.lr);
             lr_given = true;
@@ -323,9 +307,9 @@ static int parse_and_run(int argc, char **argv, const char *resume_dir)
         else if (IS("drop-overflow-update")) sc.drop = v;
         else if (IS("scale-rule")) sc.rule = v;
         else if (IS("init")) o.init_path = v;
-        else if (IS("accumulate")) rc = want_int(a, v, 1, 65536, &o.accumulate);
+        else if (IS("accumulate")) rc = cli_want_int(a, v, 1, 65536, &o.accumulate);
         else if (IS("clip-norm")) rc = want_real(a, v, 0, 3.4e38, true, &o.clip_norm);
-        else if (IS("checkpoint-every")) rc = want_int(a, v, 0, INT64_C(1) << 40, &o.checkpoint_every);
+        else if (IS("checkpoint-every")) rc = cli_want_int(a, v, 0, INT64_C(1) << 40, &o.checkpoint_every);
         else return cli_error(CLI_EINPUT, "unknown option '--%s' (see 'ampscope train --help')", key);
 #undef IS
         if (rc) return rc;

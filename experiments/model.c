@@ -1,28 +1,17 @@
 /* model.c: a network on a backend, forward and backward (model.h). */
+#include "atomic_file.h" /* an_fail */
 #include "model.h"
 
 #include <gsl/gsl_rng.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *msg, size_t len, int code, const char *fmt, ...)
-{
-    if (msg && len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, len, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 static int alloc_t(model *m, size_t n, ak_dtype dt, ak_tensor *t, char *msg, size_t len)
 {
     int rc = ak_alloc_tensor(m->b, n, dt, t);
-    if (rc) return fail(msg, len, rc, "%s", ak_error(m->b));
+    if (rc) return an_fail(msg, len, rc, "%s", ak_error(m->b));
     return 0;
 }
 
@@ -54,9 +43,9 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
                  char *msg, size_t msg_len)
 {
     *out = NULL;
-    if (batch == 0) return fail(msg, msg_len, AK_EINVAL, "batch size 0");
+    if (batch == 0) return an_fail(msg, msg_len, AK_EINVAL, "batch size 0");
     model *m = calloc(1, sizeof *m);
-    if (!m) return fail(msg, msg_len, AK_ENOMEM, "out of memory");
+    if (!m) return an_fail(msg, msg_len, AK_ENOMEM, "out of memory");
     m->b = b;
     m->net = *net;
     m->plan = *plan;
@@ -66,11 +55,11 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
     if (!rc && net->loss == NET_XENT) {
         rc = ak_alloc(b, batch * sizeof(int32_t), (void **)&m->labels);
         if (!rc) rc = ak_zero(b, m->labels, batch * sizeof(int32_t));
-        if (rc) rc = fail(msg, msg_len, rc, "%s", ak_error(b));
+        if (rc) rc = an_fail(msg, msg_len, rc, "%s", ak_error(b));
     }
     if (!rc) rc = ak_alloc(b, sizeof(float), (void **)&m->loss);
     if (!rc) rc = ak_alloc(b, sizeof(int32_t), (void **)&m->correct);
-    if (rc) fail(msg, msg_len, rc, "%s", ak_error(b));
+    if (rc) an_fail(msg, msg_len, rc, "%s", ak_error(b));
     size_t max_in = 0;
     for (int i = 0; i < net->n_layers && !rc; i++) {
         const net_layer *l = &net->layers[i];

@@ -17,12 +17,12 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "atomic_file.h" /* an_fail */
 #include "train.h"
 
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,17 +34,6 @@
 #include "data.h"
 #include "model.h"
 #include "record.h"
-
-static int fail(char *msg, size_t len, int status, const char *fmt, ...)
-{
-    if (msg && len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, len, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
 
 void train_options_default(train_options *o)
 {
@@ -111,20 +100,20 @@ static const char *join(run *r, const char *file)
 
 static int backend_fail(run *r, char *msg, size_t len, const char *what)
 {
-    return fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error(r->b));
+    return an_fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error(r->b));
 }
 
 static int make_out_dir(const char *dir, char *msg, size_t len)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir, strerror(errno));
+        return an_fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir, strerror(errno));
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return fail(msg, len, TRAIN_EINPUT, "--out %s: not a directory", dir);
+        return an_fail(msg, len, TRAIN_EINPUT, "--out %s: not a directory", dir);
     char probe[4096];
     snprintf(probe, sizeof probe, "%s/%s", dir, REC_STEPS_CSV);
     if (access(probe, F_OK) == 0)
-        return fail(msg, len, TRAIN_EINPUT,
+        return an_fail(msg, len, TRAIN_EINPUT,
                     "--out %s already holds a run (steps.csv); choose another directory", dir);
     return 0;
 }
@@ -154,11 +143,11 @@ static int load_data(run *r, char *msg, size_t len)
             rc = ds_load_fashion_mnist(o->data_dir, DS_TEST, &d, &r->test, why, sizeof why);
         }
         if (rc == DS_OK && r->train->features != r->net.in_c * r->net.in_h * r->net.in_w)
-            return fail(msg, len, TRAIN_EINPUT, "the data has %zu features per sample, %s wants %zu",
+            return an_fail(msg, len, TRAIN_EINPUT, "the data has %zu features per sample, %s wants %zu",
                         r->train->features, r->net.name, r->net.in_c * r->net.in_h * r->net.in_w);
     }
     if (rc != DS_OK)
-        return fail(msg, len, rc == DS_ENOMEM || rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT,
+        return an_fail(msg, len, rc == DS_ENOMEM || rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT,
                     "%s%s", why,
                     rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)" : "");
     r->order = malloc(r->train->count * sizeof *r->order);
@@ -166,7 +155,7 @@ static int load_data(run *r, char *msg, size_t len)
     if (r->net.loss == NET_MSE) r->t_host = malloc(o->batch * r->net.outputs * sizeof *r->t_host);
     else r->labels_host = malloc(o->batch * sizeof *r->labels_host);
     if (!r->order || !r->x_host || (!r->t_host && !r->labels_host))
-        return fail(msg, len, TRAIN_EFAIL, "out of memory for the batch buffers");
+        return an_fail(msg, len, TRAIN_EFAIL, "out of memory for the batch buffers");
     return 0;
 }
 
@@ -184,7 +173,7 @@ static int open_logs(run *r, int64_t steps_done, char *msg, size_t len)
     if (r->updates_log) r->hist_log = rec_log_open_table(dir, REC_HIST, keep, why, sizeof why);
     if (r->hist_log && r->test) r->eval_log = rec_log_open_table(dir, REC_EVAL, keep_eval, why, sizeof why);
     if (!r->steps_log || !r->tensors_log || !r->updates_log || !r->hist_log || (r->test && !r->eval_log))
-        return fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
 }
 
@@ -193,7 +182,7 @@ static int write_run_json(run *r, bool ended, char *msg, size_t len)
     if (ended) rec_run_set_end(r->record, (int64_t)time(NULL));
     char why[512];
     if (rec_run_write(r->record, join(r, REC_RUN_JSON), why, sizeof why) != 0)
-        return fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
 }
 
@@ -217,10 +206,10 @@ static int alloc_state(run *r, char *msg, size_t len)
     if (rc) return backend_fail(r, msg, len, "allocating the step's state");
     r->stats_host = malloc(n_stats * sizeof *r->stats_host);
     r->loss_host = malloc((size_t)r->net.n_layers * sizeof *r->loss_host);
-    if (!r->stats_host || !r->loss_host) return fail(msg, len, TRAIN_EFAIL, "out of memory");
+    if (!r->stats_host || !r->loss_host) return an_fail(msg, len, TRAIN_EFAIL, "out of memory");
     ak_scaler_state host;
     if (ak_scaler_init(&r->o->scaler, &host) != 0)
-        return fail(msg, len, TRAIN_EINPUT, "the loss-scale options are inconsistent");
+        return an_fail(msg, len, TRAIN_EINPUT, "the loss-scale options are inconsistent");
     r->scale_used = host.scale;
     rc = ak_to_device(b, r->scaler, &host, sizeof host);
     if (!rc) rc = ak_zero(b, r->opt_state, sizeof *r->opt_state);
@@ -288,7 +277,7 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     for (int64_t k = 0; k < micro && !rc; k++) {
         /* 1. the batch */
         if (ds_batch_next(it, r->x_host, r->labels_host, r->t_host, &rows, why, sizeof why) != DS_OK)
-            return fail(msg, len, TRAIN_EFAIL, "%s", why);
+            return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
         rc = ak_to_device(b, m->x.data, r->x_host, rows * r->train->features * sizeof(float));
         if (!rc && r->labels_host) rc = ak_to_device(b, m->labels, r->labels_host, rows * sizeof(int32_t));
         if (!rc && r->t_host)
@@ -311,7 +300,7 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     const bool stats = o->stats_every > 0 && step % o->stats_every == 0;
     const bool hist = o->hist_every > 0 && step % o->hist_every == 0;
     if ((stats || hist) && step_stats(r, step, stats, hist, rows) != 0)
-        return fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
+        return an_fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
                     ak_error(b), rec_log_error(r->tensors_log));
     /* 7. unscale + finite check, once per update, then the clipping */
     ak_tensor grads[MODEL_MAX_PARAMS];
@@ -375,7 +364,7 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     if (ok) ok = rec_log_flush(r->steps_log) == 0 && rec_log_flush(r->updates_log) == 0 &&
                  rec_log_flush(r->tensors_log) == 0 && rec_log_flush(r->hist_log) == 0;
     if (!ok)
-        return fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s", rec_log_error(r->steps_log),
+        return an_fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s", rec_log_error(r->steps_log),
                     rec_log_error(r->updates_log), rec_log_error(r->tensors_log), rec_log_error(r->hist_log));
     return 0;
 }
@@ -385,13 +374,13 @@ static int evaluate(run *r, int64_t epoch, int64_t step, double *acc_out, char *
     ds_batcher it;
     char why[512];
     if (ds_batcher_init(&it, r->test, NULL, r->o->batch, true, why, sizeof why) != DS_OK)
-        return fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
     double loss_sum = 0;
     int64_t correct = 0, total = 0;
     for (;;) {
         size_t rows = 0;
         if (ds_batch_next(&it, r->x_host, r->labels_host, NULL, &rows, why, sizeof why) != DS_OK)
-            return fail(msg, len, TRAIN_EFAIL, "%s", why);
+            return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
         if (rows == 0) break;
         int rc = ak_to_device(r->b, r->m->x.data, r->x_host, rows * r->test->features * sizeof(float));
         if (!rc) rc = ak_to_device(r->b, r->m->labels, r->labels_host, rows * sizeof(int32_t));
@@ -412,7 +401,7 @@ static int evaluate(run *r, int64_t epoch, int64_t step, double *acc_out, char *
     row.test_accuracy = (double)correct / (double)total;
     *acc_out = row.test_accuracy;
     if (rec_write_eval(r->eval_log, &row) != 0 || rec_log_flush(r->eval_log) != 0)
-        return fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(r->eval_log));
+        return an_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(r->eval_log));
     return 0;
 }
 
@@ -434,7 +423,7 @@ static int save_checkpoint(run *r, int64_t step, int64_t epoch, int64_t batch, c
         return backend_fail(r, msg, len, "reading the state for the checkpoint");
     char why[1024];
     if (ckpt_save(join(r, REC_CHECKPOINT), r->m, &s, why, sizeof why) != 0)
-        return fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
 }
 
@@ -495,15 +484,15 @@ static int prepare(run *r, train_options *o, char *msg, size_t len)
 {
     char why[512];
     if (net_build(o->net, &o->size, &r->net, why, sizeof why) != 0)
-        return fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->white_list && prec_edit_list(&o->prec, o->white_list, true, why, sizeof why) != 0)
-        return fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->black_list && prec_edit_list(&o->prec, o->black_list, false, why, sizeof why) != 0)
-        return fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->pin_spec && prec_pin_layers(&o->prec, &r->net, o->pin_spec, why, sizeof why) != 0)
-        return fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
     prec_plan_make(&o->prec, &r->net, &r->plan);
-    if (ak_scaler_validate(&o->scaler, why, sizeof why) != 0) return fail(msg, len, TRAIN_EINPUT, "%s", why);
+    if (ak_scaler_validate(&o->scaler, why, sizeof why) != 0) return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->batch == 0) o->batch = r->net.loss == NET_MSE ? 512 : r->net.in_h == 32 ? 32 : 64;
     if (o->opt.lr < 0) o->opt.lr = r->net.loss == NET_MSE ? 1e-4f : 0.01f;
     if ((int)o->stats_dtype < 0) o->stats_dtype = o->prec.low;
@@ -521,19 +510,19 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     if (rc) return rc;
     char notice[512];
     r.b = ak_open(o.backend, notice, sizeof notice);
-    if (!r.b) return fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
+    if (!r.b) return an_fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
     if (notice[0]) fprintf(stderr, "ampscope train: %s\n", notice);
     r.opt = o.opt;
     char why[512];
     rc = load_data(&r, msg, msg_len);
     if (!rc && model_create(r.b, &r.net, &r.plan, o.batch, &r.m, why, sizeof why) != 0)
-        rc = fail(msg, msg_len, TRAIN_EFAIL, "building %s: %s", r.net.name, why);
+        rc = an_fail(msg, msg_len, TRAIN_EFAIL, "building %s: %s", r.net.name, why);
     if (!rc && model_alloc_optimizer(r.m, o.opt.kind != AK_OPT_SGD,
                                      o.opt.kind == AK_OPT_ADAM || o.opt.kind == AK_OPT_ADAMW) != 0)
         rc = backend_fail(&r, msg, msg_len, "optimizer state");
     if (!rc && model_init_weights(r.m, o.seed) != 0) rc = backend_fail(&r, msg, msg_len, "initial weights");
     if (!rc && o.init_path && ckpt_load_weights(o.init_path, r.m, why, sizeof why) != 0)
-        rc = fail(msg, msg_len, TRAIN_EINPUT, "--init: %s", why);
+        rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--init: %s", why);
     if (!rc) rc = alloc_state(&r, msg, msg_len);
     /* a resumed run: the weights, optimizer and scaler state and the data
      * position of its last checkpoint */
@@ -541,7 +530,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     memset(&at, 0, sizeof at);
     if (!rc && o.resume) {
         if (ckpt_load(join(&r, REC_CHECKPOINT), r.m, &at, why, sizeof why) != 0)
-            rc = fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
+            rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
         else if (ak_to_device(r.b, r.opt_state, &at.opt, sizeof at.opt) != 0 ||
                  ak_to_device(r.b, r.scaler, &at.scaler, sizeof at.scaler) != 0)
             rc = backend_fail(&r, msg, msg_len, "restoring the state");
@@ -550,12 +539,12 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
         r.scale_used = at.scale_used;
         if (!rc) {
             r.record = rec_run_read(join(&r, REC_RUN_JSON), why, sizeof why);
-            if (!r.record) rc = fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
+            if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
         }
     }
     if (!rc && !o.resume) {
         r.record = rec_run_new(o.version, o.git_revision, ak_backend_name(r.b), ak_device_name(r.b));
-        if (!r.record) rc = fail(msg, msg_len, TRAIN_EFAIL, "out of memory");
+        if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EFAIL, "out of memory");
     }
     if (!rc && !o.resume) {
         rec_run_set_start(r.record, (int64_t)time(NULL));
@@ -589,7 +578,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     const size_t per_epoch = r.train->count / o.batch / (size_t)o.accumulate; /* steps */
     if (per_epoch == 0) {
         run_free(&r);
-        return fail(msg, msg_len, TRAIN_EINPUT,
+        return an_fail(msg, msg_len, TRAIN_EINPUT,
                     "--batch %zu x --accumulate %lld is larger than the %zu training samples", o.batch,
                     (long long)o.accumulate, r.train->count);
     }
@@ -603,7 +592,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     while (step < total && !rc && !stop_signal) {
         if (ds_shuffle(r.train->count, o.seed, (uint64_t)epoch, r.order, why, sizeof why) != DS_OK ||
             ds_batcher_init(&it, r.train, r.order, o.batch, false, why, sizeof why) != DS_OK) {
-            rc = fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
+            rc = an_fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
             break;
         }
         it.next = (size_t)(batch * o.accumulate);
@@ -615,11 +604,11 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
             if (show && (step % 10 == 0 || step == total))
                 show_progress(&r, step - first_step, total - first_step, epoch, loss, started);
             if (o.prec.mode == PREC_O0 && !(loss - loss == 0.0f))
-                rc = fail(msg, msg_len, TRAIN_DIVERGED,
+                rc = an_fail(msg, msg_len, TRAIN_DIVERGED,
                           "diverged: the loss is %g at step %lld in O0 (try a smaller --lr)", (double)loss,
                           (long long)step - 1);
             else if (o.diverge_after > 0 && at_min >= o.diverge_after)
-                rc = fail(msg, msg_len, TRAIN_DIVERGED,
+                rc = an_fail(msg, msg_len, TRAIN_DIVERGED,
                           "diverged: the loss scale stayed at --min-scale for %lld steps in a row (step %lld)",
                           (long long)at_min, (long long)step - 1);
             else if (o.checkpoint_every > 0 && step % o.checkpoint_every == 0)
@@ -639,9 +628,9 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     /* the record ends whatever happened; logs are flushed step by step */
     char end_msg[512];
     const int end_rc = write_run_json(&r, true, end_msg, sizeof end_msg);
-    if (!rc && end_rc) rc = fail(msg, msg_len, end_rc, "%s", end_msg);
+    if (!rc && end_rc) rc = an_fail(msg, msg_len, end_rc, "%s", end_msg);
     if (!rc && stop_signal)
-        rc = fail(msg, msg_len, TRAIN_INTERRUPTED, "interrupted by signal %d after step %lld; the record in %s is complete up to it",
+        rc = an_fail(msg, msg_len, TRAIN_INTERRUPTED, "interrupted by signal %d after step %lld; the record in %s is complete up to it",
                   (int)stop_signal, (long long)step - 1, o.out_dir);
     if (!rc) {
         printf("%s %s %s: %lld steps, final loss %.6g, skipped %lld", r.net.name, prec_mode_name(o.prec.mode),
