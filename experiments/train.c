@@ -515,6 +515,11 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     r.opt = o.opt;
     char why[512];
     rc = load_data(&r, msg, msg_len);
+    /* checked before anything is written to the run directory */
+    if (!rc && r.train->count / o.batch / (size_t)o.accumulate == 0)
+        rc = an_fail(msg, msg_len, TRAIN_EINPUT,
+                     "--batch %zu x --accumulate %lld is larger than the %zu training samples", o.batch,
+                     (long long)o.accumulate, r.train->count);
     if (!rc && model_create(r.b, &r.net, &r.plan, o.batch, &r.m, why, sizeof why) != 0)
         rc = an_fail(msg, msg_len, TRAIN_EFAIL, "building %s: %s", r.net.name, why);
     if (!rc && model_alloc_optimizer(r.m, o.opt.kind != AK_OPT_SGD,
@@ -575,13 +580,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     sigaction(SIGTERM, &sa, NULL);
 
     ds_batcher it;
-    const size_t per_epoch = r.train->count / o.batch / (size_t)o.accumulate; /* steps */
-    if (per_epoch == 0) {
-        run_free(&r);
-        return an_fail(msg, msg_len, TRAIN_EINPUT,
-                    "--batch %zu x --accumulate %lld is larger than the %zu training samples", o.batch,
-                    (long long)o.accumulate, r.train->count);
-    }
+    const size_t per_epoch = r.train->count / o.batch / (size_t)o.accumulate; /* steps, >= 1 */
     const int64_t total = o.steps > 0 ? o.steps : o.epochs * (int64_t)per_epoch;
     const bool show = o.progress && isatty(STDERR_FILENO);
     const double started = now_seconds();

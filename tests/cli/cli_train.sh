@@ -38,6 +38,18 @@ run "$A" train --net mlp --mode O2 --dtype fp16 --loss-scale pytorch --steps 30 
 expect_status 0
 cmp -s "$TMP/run/steps.csv" "$TMP/again/steps.csv" || fail "two runs with one seed differ"
 
+# ---- lost updates: O3 fp16 weights lose nearly every update of lr 1e-4; O2's fp32 masters far fewer ----
+for m in O3 O2; do
+    run "$A" train --net simplenet --width 64 --batch 32 --samples 256 --mode $m --dtype fp16 --lr 1e-4 \
+        --steps 4 --stats-every 1 --out "$TMP/sn-$m" "${common[@]}"
+    expect_status 0
+done
+lost() { awk -F, 'NR > 1 && $1 == 3 { l += $5; n += $4 } END { printf "%.4f", l / n }' "$1/updates.csv"; }
+o3=$(lost "$TMP/sn-O3")
+o2=$(lost "$TMP/sn-O2")
+awk -v a="$o3" -v b="$o2" 'BEGIN { exit !(a > 0.9 && b < a / 2) }' ||
+    fail "lost-update fractions: O3 $o3, O2 $o2 (expected O3 > 0.9 and O2 < O3 / 2)"
+
 # ---- bad input: exit 2, one line, nothing trained ----
 bad() {
     local want=$1
@@ -147,5 +159,6 @@ awk -v a="$first" -v b="$last" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <
 bad '--accumulate wants an integer' --net mlp --accumulate 0 --out "$TMP/x14"
 bad '--clip-norm wants a number' --net mlp --clip-norm 0 --out "$TMP/x15"
 bad 'larger than the' --net mlp --subset 64 --batch 64 --accumulate 2 --out "$TMP/x16"
+[[ ! -e $TMP/x16/steps.csv ]] || fail "the refused --accumulate run left a record"
 
 finish
