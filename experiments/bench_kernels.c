@@ -33,11 +33,11 @@
 typedef struct kbench {
     ak_backend *b;
     bool csv, quick;
-    size_t n;          /* elements of the elementwise rows */
+    size_t n; /* elements of the elementwise rows */
     double rep_seconds;
     int reps;
-    double copy_gbs;   /* the copy row's rate */
-    double gemm_peak;  /* the large GEMM's TFLOP/s for each storage type */
+    double copy_gbs;  /* the copy row's rate */
+    double gemm_peak; /* the large GEMM's TFLOP/s for each storage type */
     /* inputs and outputs in backend memory */
     ak_tensor x32, y32, g32, m32, v32, x16, y16;
     float *scale, *inv_scale, *found_inf;
@@ -163,8 +163,9 @@ static int run_gemm(kbench *k, const void *arg)
 static void print_header(const kbench *k)
 {
     if (k->csv) {
-        printf("backend,device,kernel,variant,elements,seconds,rate,unit,baseline,baseline_rate,ratio,"
-               "target,status\n");
+        printf(
+            "backend,device,kernel,variant,elements,seconds,rate,unit,baseline,baseline_rate,ratio,"
+            "target,status\n");
         return;
     }
     printf("ampscope bench kernels: backend %s (%s); median of %d repetitions of ~%.2f s\n",
@@ -188,8 +189,10 @@ static void print_row(const kbench *k, const char *kernel, const char *variant, 
                baseline_rate, ratio, target > 0 ? target_text + 2 : "", status);
     } else {
         char time_text[24];
-        if (seconds < 1e-3) snprintf(time_text, sizeof time_text, "%.1f us", seconds * 1e6);
-        else snprintf(time_text, sizeof time_text, "%.2f ms", seconds * 1e3);
+        if (seconds < 1e-3)
+            snprintf(time_text, sizeof time_text, "%.1f us", seconds * 1e6);
+        else
+            snprintf(time_text, sizeof time_text, "%.2f ms", seconds * 1e3);
         char ratio_text[16] = "";
         if (baseline_rate > 0) snprintf(ratio_text, sizeof ratio_text, "%.2f", ratio);
         printf("%-14s %-22s %11zu %10s %9.4g %-8s %-10s %6s %-7s %s\n", kernel, variant, elements,
@@ -264,14 +267,16 @@ static int check_against_cpu(kbench *k)
         rc = cli_error(CLI_EFAIL, "cpu cast: %s", ak_error(cpu));
         goto done;
     }
-    if (ak_to_device(k->b, k->x32.data, in, n * 4) || ak_cast(k->b, ak_tensor_of(k->y16.data, n, AK_F16),
-                                                             ak_tensor_of(k->x32.data, n, AK_F32), &r) ||
+    if (ak_to_device(k->b, k->x32.data, in, n * 4) ||
+        ak_cast(k->b, ak_tensor_of(k->y16.data, n, AK_F16), ak_tensor_of(k->x32.data, n, AK_F32),
+                &r) ||
         ak_to_host(k->b, got, k->y16.data, n * 2)) {
         rc = cli_error(CLI_EFAIL, "cuda cast: %s", ak_error(k->b));
         goto done;
     }
     size_t differ = 0;
-    for (size_t i = 0; i < n; i++) differ += got[i] != want[i];
+    for (size_t i = 0; i < n; i++)
+        differ += got[i] != want[i];
     if (differ)
         rc = cli_error(CLI_EFAIL, "cuda and cpu casts (stoch_prop) disagree on %zu of %zu elements",
                        differ, n);
@@ -335,9 +340,11 @@ static int alloc_all(kbench *k)
 
 static void free_all(kbench *k)
 {
-    void *bufs[] = {k->x32.data, k->y32.data, k->g32.data, k->m32.data, k->v32.data, k->x16.data,
-                    k->y16.data, k->scale, k->inv_scale, k->found_inf, k->stats, k->opt_state, k->loss};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) ak_free(k->b, bufs[i]);
+    void *bufs[] = {k->x32.data, k->y32.data,  k->g32.data, k->m32.data,  k->v32.data,
+                    k->x16.data, k->y16.data,  k->scale,    k->inv_scale, k->found_inf,
+                    k->stats,    k->opt_state, k->loss};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        ak_free(k->b, bufs[i]);
 }
 
 static int gemm_rows(kbench *k)
@@ -368,7 +375,8 @@ static int gemm_rows(kbench *k)
         size_t top = big;
         if (!cuda && st != AK_F32) top = 512; /* emulated: slow */
         gemm_arg g = {top, top, top, st, kinds[kind].compute, {0}, {0}, {0}};
-        if (ak_alloc_tensor(k->b, top * top, st, &g.a) || ak_alloc_tensor(k->b, top * top, st, &g.b) ||
+        if (ak_alloc_tensor(k->b, top * top, st, &g.a) ||
+            ak_alloc_tensor(k->b, top * top, st, &g.b) ||
             ak_alloc_tensor(k->b, top * top, st, &g.c)) {
             rc = cli_error(CLI_EFAIL, "gemm buffers: %s", ak_error(k->b));
         } else if (ak_fill(k->b, g.a, 0.5) || ak_fill(k->b, g.b, 0.25) || ak_fill(k->b, g.c, 0)) {
@@ -451,12 +459,12 @@ int bench_kernels(int argc, char **argv)
             uint64_t v;
             if (m < 0) return m;
             if (cli_parse_uint(value, (uint64_t)1 << 31, &v) != 0 || v < 1024)
-                return cli_error(CLI_EINPUT, "--elements wants an integer in [1024, 2^31], got '%s'",
-                                 value);
+                return cli_error(CLI_EINPUT,
+                                 "--elements wants an integer in [1024, 2^31], got '%s'", value);
             elements = (size_t)v;
         } else {
-            return cli_error(CLI_EINPUT, "unknown argument '%s' (see 'ampscope bench kernels --help')",
-                             argv[i]);
+            return cli_error(
+                CLI_EINPUT, "unknown argument '%s' (see 'ampscope bench kernels --help')", argv[i]);
         }
     }
     char msg[512];
@@ -468,7 +476,9 @@ int bench_kernels(int argc, char **argv)
     const bool cuda = ak_backend_kind(k.b) == AK_CUDA;
     k.csv = csv;
     k.quick = quick;
-    k.n = elements ? elements : quick ? ((size_t)1 << (cuda ? 24 : 20)) : ((size_t)1 << (cuda ? 26 : 24));
+    k.n = elements ? elements
+          : quick  ? ((size_t)1 << (cuda ? 24 : 20))
+                   : ((size_t)1 << (cuda ? 26 : 24));
     k.rep_seconds = quick ? 0.02 : 0.2;
     k.reps = quick ? 3 : 5;
     int rc = alloc_all(&k);
@@ -476,7 +486,8 @@ int bench_kernels(int argc, char **argv)
     if (rc == CLI_OK) {
         print_header(&k);
         static const cast_arg to16 = {AK_F16, FPE_RNE, false}, tobf16 = {AK_BF16, FPE_RNE, false},
-                              to16rz = {AK_F16, FPE_RZ, false}, to16sr = {AK_F16, FPE_SR_PROP, false},
+                              to16rz = {AK_F16, FPE_RZ, false},
+                              to16sr = {AK_F16, FPE_SR_PROP, false},
                               from16 = {AK_F16, FPE_RNE, true}, frombf16 = {AK_BF16, FPE_RNE, true};
         static const size_t one = 1, many = 50;
         static const bool f32 = false, f16 = true;

@@ -31,11 +31,11 @@ static size_t param_shape(const model *m, const model_param *p, uint64_t shape[4
 /* ---- what a checkpoint holds, one entry per tensor ------------------------------------ */
 typedef struct entry {
     char name[96];
-    ak_tensor t;      /* backend tensor */
+    ak_tensor t; /* backend tensor */
     st_dtype dtype;
     size_t ndim;
     uint64_t shape[4];
-    void *host;       /* staging copy */
+    void *host; /* staging copy */
 } entry;
 
 /* The tensors of m, in a fixed order; returns the count. */
@@ -90,18 +90,21 @@ static void put_d(meta *md, const char *key, double v)
     md->n++;
 }
 
-static int get_i(const st_file *f, const char *path, const char *key, int64_t *v, char *msg, size_t len)
+static int get_i(const st_file *f, const char *path, const char *key, int64_t *v, char *msg,
+                 size_t len)
 {
     const char *s = st_metadata_get(f, key);
     char *end;
     if (!s || !*s) return an_fail(msg, len, -1, "%s: metadata '%s' is missing", path, key);
     long long x = strtoll(s, &end, 10);
-    if (*end) return an_fail(msg, len, -1, "%s: metadata '%s' is not an integer: '%s'", path, key, s);
+    if (*end)
+        return an_fail(msg, len, -1, "%s: metadata '%s' is not an integer: '%s'", path, key, s);
     *v = x;
     return 0;
 }
 
-static int get_d(const st_file *f, const char *path, const char *key, double *v, char *msg, size_t len)
+static int get_d(const st_file *f, const char *path, const char *key, double *v, char *msg,
+                 size_t len)
 {
     const char *s = st_metadata_get(f, key);
     char *end;
@@ -120,7 +123,8 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
     for (size_t i = 0; i < n && !rc; i++) {
         const size_t bytes = e[i].t.n * ak_dtype_size(e[i].t.dtype);
         e[i].host = malloc(bytes ? bytes : 1);
-        if (!e[i].host) rc = an_fail(msg, msg_len, -1, "%s: out of memory", path);
+        if (!e[i].host)
+            rc = an_fail(msg, msg_len, -1, "%s: out of memory", path);
         else if (ak_to_host(m->b, e[i].host, e[i].t.data, bytes) != 0)
             rc = an_fail(msg, msg_len, -1, "%s: reading %s: %s", path, e[i].name, ak_error(m->b));
         t[i].name = e[i].name;
@@ -161,7 +165,8 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
     char why[512];
     if (!rc && st_write(path, t, n, md.pairs, md.n, why, sizeof why) != 0)
         rc = an_fail(msg, msg_len, -1, "%s", why);
-    for (size_t i = 0; i < n; i++) free(e[i].host);
+    for (size_t i = 0; i < n; i++)
+        free(e[i].host);
     return rc;
 }
 
@@ -176,7 +181,8 @@ int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_l
     for (size_t i = 0; i < n && !rc; i++) {
         const st_tensor *t;
         if (st_expect(f, e[i].name, e[i].dtype, e[i].ndim, e[i].shape, &t, why, sizeof why) != 0)
-            rc = an_fail(msg, msg_len, -1, "%s (was it written by the same --net, --mode and --dtype?)", why);
+            rc = an_fail(msg, msg_len, -1,
+                         "%s (was it written by the same --net, --mode and --dtype?)", why);
         else if (ak_to_device(m->b, e[i].t.data, t->data, st_tensor_bytes(t)) != 0)
             rc = an_fail(msg, msg_len, -1, "%s: %s", path, ak_error(m->b));
     }
@@ -184,7 +190,9 @@ int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_l
     int64_t v, format = 0;
     double d;
     if (!rc) rc = get_i(f, path, "format", &format, msg, msg_len);
-    if (!rc && format != 1) rc = an_fail(msg, msg_len, -1, "%s: checkpoint format %lld, expected 1", path, (long long)format);
+    if (!rc && format != 1)
+        rc = an_fail(msg, msg_len, -1, "%s: checkpoint format %lld, expected 1", path,
+                     (long long)format);
 #define GET_I(key, field)                                                                          \
     if (!rc && (rc = get_i(f, path, key, &v, msg, msg_len)) == 0) field = v
 #define GET_D(key, field)                                                                          \
@@ -231,13 +239,14 @@ int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len)
         const size_t ndim = param_shape(m, p, shape);
         const st_tensor *t = st_find(f, p->name);
         if (!t) {
-            rc = an_fail(msg, msg_len, -1, "%s: no tensor '%s' (%s needs every parameter)", path, p->name, m->net.name);
+            rc = an_fail(msg, msg_len, -1, "%s: no tensor '%s' (%s needs every parameter)", path,
+                         p->name, m->net.name);
             break;
         }
         ak_dtype dt;
         if (st_dtype_to_ak(t->dtype, &dt) != 0) {
-            rc = an_fail(msg, msg_len, -1, "%s: tensor '%s' is %s; expected F32, F16 or BF16", path, p->name,
-                      st_dtype_name(t->dtype));
+            rc = an_fail(msg, msg_len, -1, "%s: tensor '%s' is %s; expected F32, F16 or BF16", path,
+                         p->name, st_dtype_name(t->dtype));
             break;
         }
         const st_tensor *checked;
@@ -254,7 +263,9 @@ int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len)
         if (!k) k = ak_cast(m->b, stage32, stage_in, NULL);
         if (!k && host) k = ak_to_host(m->b, host, stage32.data, p->n * sizeof *host);
         if (!k && host) k = model_set_param(m, p, host);
-        if (k || !host) rc = an_fail(msg, msg_len, -1, "%s: loading '%s': %s", path, p->name, host ? ak_error(m->b) : "out of memory");
+        if (k || !host)
+            rc = an_fail(msg, msg_len, -1, "%s: loading '%s': %s", path, p->name,
+                         host ? ak_error(m->b) : "out of memory");
         ak_free(m->b, stage_in.data);
         ak_free(m->b, stage32.data);
         free(host);
@@ -273,7 +284,8 @@ int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len)
         model_param *p = &m->params[i];
         const size_t bytes = p->n * ak_dtype_size(p->grad.dtype);
         host[i] = malloc(bytes);
-        if (!host[i]) rc = an_fail(msg, msg_len, -1, "%s: out of memory", path);
+        if (!host[i])
+            rc = an_fail(msg, msg_len, -1, "%s: out of memory", path);
         else if (ak_to_host(m->b, host[i], p->grad.data, bytes) != 0)
             rc = an_fail(msg, msg_len, -1, "%s: reading %s: %s", path, p->name, ak_error(m->b));
         t[i].name = p->name;
@@ -285,6 +297,7 @@ int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len)
     char why[512];
     if (!rc && st_write(path, t, (size_t)m->n_params, NULL, 0, why, sizeof why) != 0)
         rc = an_fail(msg, msg_len, -1, "%s", why);
-    for (int i = 0; i < m->n_params; i++) free(host[i]);
+    for (int i = 0; i < m->n_params; i++)
+        free(host[i]);
     return rc;
 }

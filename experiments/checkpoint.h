@@ -19,13 +19,13 @@
 
 /* Where a run stands after its last completed step. */
 typedef struct ckpt_state {
-    int64_t step;          /* steps completed (the next step's number) */
-    int64_t epoch;         /* the epoch of the next step */
-    int64_t batch;         /* the next step's batch within its epoch */
-    uint64_t sr_index;     /* the optimizer's next stochastic-rounding index */
-    int64_t skips;         /* skipped steps so far */
-    float scale_used;      /* the scale the next step multiplies its loss by */
-    ak_opt_state opt;      /* host copies */
+    int64_t step;      /* steps completed (the next step's number) */
+    int64_t epoch;     /* the epoch of the next step */
+    int64_t batch;     /* the next step's batch within its epoch */
+    uint64_t sr_index; /* the optimizer's next stochastic-rounding index */
+    int64_t skips;     /* skipped steps so far */
+    float scale_used;  /* the scale the next step multiplies its loss by */
+    ak_opt_state opt;  /* host copies */
     ak_scaler_state scaler;
 } ckpt_state;
 

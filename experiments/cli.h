@@ -19,8 +19,8 @@
 
 enum cli_status {
     CLI_OK = 0,
-    CLI_EFAIL = -1, /* anything that is not the user's input: I/O, memory, a failed check */
-    CLI_EINPUT = -2, /* bad input: an unknown name, a malformed number, a missing argument */
+    CLI_EFAIL = -1,    /* anything that is not the user's input: I/O, memory, a failed check */
+    CLI_EINPUT = -2,   /* bad input: an unknown name, a malformed number, a missing argument */
     CLI_EDIVERGED = -3 /* a training run diverged (exit status 3) */
 };
 

@@ -39,8 +39,8 @@ static ak_tensor rows_of(ak_tensor t, size_t rows, size_t per_row)
     return ak_tensor_of(t.data, rows * per_row, t.dtype);
 }
 
-int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_t batch, model **out,
-                 char *msg, size_t msg_len)
+int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_t batch,
+                 model **out, char *msg, size_t msg_len)
 {
     *out = NULL;
     if (batch == 0) return an_fail(msg, msg_len, AK_EINVAL, "batch size 0");
@@ -51,7 +51,8 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
     m->plan = *plan;
     m->batch = batch;
     int rc = alloc_t(m, batch * net->in_c * net->in_h * net->in_w, AK_F32, &m->x, msg, msg_len);
-    if (!rc && net->loss == NET_MSE) rc = alloc_t(m, batch * net->outputs, AK_F32, &m->target, msg, msg_len);
+    if (!rc && net->loss == NET_MSE)
+        rc = alloc_t(m, batch * net->outputs, AK_F32, &m->target, msg, msg_len);
     if (!rc && net->loss == NET_XENT) {
         rc = ak_alloc(b, batch * sizeof(int32_t), (void **)&m->labels);
         if (!rc) rc = ak_zero(b, m->labels, batch * sizeof(int32_t));
@@ -68,7 +69,8 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
         if (in_n > max_in) max_in = in_n;
         rc = alloc_t(m, out_n, run, &m->act[i], msg, msg_len);
         if (!rc) rc = alloc_t(m, out_n, run, &m->dact[i], msg, msg_len);
-        if (!rc && input_dtype(m, i) != run) rc = alloc_t(m, in_n, run, &m->in_cast[i], msg, msg_len);
+        if (!rc && input_dtype(m, i) != run)
+            rc = alloc_t(m, in_n, run, &m->in_cast[i], msg, msg_len);
         if (rc || !net_has_params(l)) continue;
         for (int which = 0; which < 2 && !rc; which++) {
             model_param *p = &m->params[m->n_params++];
@@ -82,8 +84,10 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
             if (!rc && run != AK_F32 && !plan->has_wlow[i])
                 rc = alloc_t(m, p->n, run, &p->wcast, msg, msg_len);
             if (!rc) rc = alloc_t(m, p->n, run, &p->grad_run, msg, msg_len);
-            if (!rc && p->w32.data && run != AK_F32) rc = alloc_t(m, p->n, AK_F32, &p->grad, msg, msg_len);
-            else if (!rc) p->grad = p->grad_run;
+            if (!rc && p->w32.data && run != AK_F32)
+                rc = alloc_t(m, p->n, AK_F32, &p->grad, msg, msg_len);
+            else if (!rc)
+                p->grad = p->grad_run;
         }
     }
     /* dx of a layer whose input is in another format goes through dx_tmp,
@@ -281,10 +285,11 @@ static int loss(model *m, size_t rows, const float *scale, bool backward)
 {
     const int last = m->net.n_layers - 1;
     const ak_tensor logits = rows_of(m->act[last], rows, m->net.outputs);
-    const ak_tensor dlogits = backward ? rows_of(m->dact[last], rows, m->net.outputs) : ak_tensor_none();
+    const ak_tensor dlogits =
+        backward ? rows_of(m->dact[last], rows, m->net.outputs) : ak_tensor_none();
     if (m->net.loss == NET_XENT)
-        return ak_softmax_xent(m->b, rows, m->net.outputs, logits, m->labels, scale, m->loss, dlogits,
-                               m->correct);
+        return ak_softmax_xent(m->b, rows, m->net.outputs, logits, m->labels, scale, m->loss,
+                               dlogits, m->correct);
     return ak_mse(m->b, logits, rows_of(m->target, rows, m->net.outputs), scale, m->loss, dlogits);
 }
 
@@ -348,7 +353,8 @@ static int backward_layer(model *m, int i, size_t rows)
         break;
     }
     case NET_RELU:
-        if (dx.data) rc = ak_relu_backward(m->b, dx, dy, rows_of(m->act[i], rows, net_out_features(l)));
+        if (dx.data)
+            rc = ak_relu_backward(m->b, dx, dy, rows_of(m->act[i], rows, net_out_features(l)));
         break;
     case NET_MAXPOOL:
         if (dx.data) rc = ak_maxpool2_backward(m->b, rows * l->in_c, l->in_h, l->in_w, dx, dy, in);

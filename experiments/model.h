@@ -21,13 +21,13 @@ typedef struct model_param {
     int layer;
     bool is_bias;
     size_t n;
-    ak_dtype run;      /* the layer's format */
-    ak_tensor w32;     /* fp32 weights (master in O2), or none */
-    ak_tensor wlow;    /* low-precision stored weights (O2 model copy, O3), or none */
-    ak_tensor wcast;   /* O1: the per-step cast of w32 to the run format, or none */
-    ak_tensor grad_run;/* the gradient as backward computes it, in the run format */
-    ak_tensor grad;    /* the gradient the optimizer reads: fp32 when w32 exists, else grad_run */
-    ak_tensor m, v;    /* optimizer state (fp32), none until model_alloc_optimizer */
+    ak_dtype run;       /* the layer's format */
+    ak_tensor w32;      /* fp32 weights (master in O2), or none */
+    ak_tensor wlow;     /* low-precision stored weights (O2 model copy, O3), or none */
+    ak_tensor wcast;    /* O1: the per-step cast of w32 to the run format, or none */
+    ak_tensor grad_run; /* the gradient as backward computes it, in the run format */
+    ak_tensor grad;     /* the gradient the optimizer reads: fp32 when w32 exists, else grad_run */
+    ak_tensor m, v;     /* optimizer state (fp32), none until model_alloc_optimizer */
 } model_param;
 
 typedef struct model {
@@ -50,8 +50,8 @@ typedef struct model {
 
 /* Allocates everything for batch rows on backend b.  Returns 0, or an AK_E*
  * status with the reason in msg. */
-int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_t batch, model **out,
-                 char *msg, size_t msg_len);
+int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_t batch,
+                 model **out, char *msg, size_t msg_len);
 void model_free(model *m);
 /* Allocates the optimizer state (m for momentum and Adam, v for Adam), zeroed. */
 int model_alloc_optimizer(model *m, bool first_moment, bool second_moment);

@@ -74,8 +74,10 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
     if (strcmp(name, "simplenet") == 0) {
         const size_t w = width ? width : 4096;
         const int d = depth ? depth : 3;
-        if (w > ((size_t)1 << 16)) return an_fail(msg, msg_len, -1, "--width %zu is too large (at most 65536)", w);
-        if (d < 1 || d > 16) return an_fail(msg, msg_len, -1, "--depth %d is out of range (1 to 16)", d);
+        if (w > ((size_t)1 << 16))
+            return an_fail(msg, msg_len, -1, "--width %zu is too large (at most 65536)", w);
+        if (d < 1 || d > 16)
+            return an_fail(msg, msg_len, -1, "--depth %d is out of range (1 to 16)", d);
         net->in_c = w;
         net->in_h = net->in_w = 1;
         net->loss = NET_MSE;
@@ -87,7 +89,8 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
         }
     } else if (strcmp(name, "lenet5") == 0 || strcmp(name, "mlp") == 0) {
         if (width || depth)
-            return an_fail(msg, msg_len, -1, "--width and --depth apply to simplenet only, not %s", name);
+            return an_fail(msg, msg_len, -1, "--width and --depth apply to simplenet only, not %s",
+                           name);
         net->loss = NET_XENT;
         if (name[0] == 'l') {
             net->in_c = 1;
@@ -173,8 +176,9 @@ int prec_edit_list(prec_options *o, const char *list, bool white, char *msg, siz
         for (int i = 0; i < 4; i++)
             if (strlen(op_names[i]) == len && strncmp(p, op_names[i], len) == 0) op = i;
         if (op < 0)
-            return an_fail(msg, msg_len, -1, "unknown op '%.*s' in --%s-list (expected linear, conv, relu, maxpool)",
-                        (int)len, p, white ? "white" : "black");
+            return an_fail(msg, msg_len, -1,
+                           "unknown op '%.*s' in --%s-list (expected linear, conv, relu, maxpool)",
+                           (int)len, p, white ? "white" : "black");
         o->white[op] = white;
         o->black[op] = !white;
         p = end ? end + 1 : NULL;
@@ -182,7 +186,8 @@ int prec_edit_list(prec_options *o, const char *list, bool white, char *msg, siz
     return 0;
 }
 
-int prec_pin_layers(prec_options *o, const net_def *net, const char *spec, char *msg, size_t msg_len)
+int prec_pin_layers(prec_options *o, const net_def *net, const char *spec, char *msg,
+                    size_t msg_len)
 {
     const char *p = spec;
     while (p && *p) {
@@ -190,20 +195,25 @@ int prec_pin_layers(prec_options *o, const net_def *net, const char *spec, char 
         const size_t len = end ? (size_t)(end - p) : strlen(p);
         const char *eq = memchr(p, '=', len);
         if (!eq)
-            return an_fail(msg, msg_len, -1, "--layer-precision wants NAME=fp32, got '%.*s'", (int)len, p);
+            return an_fail(msg, msg_len, -1, "--layer-precision wants NAME=fp32, got '%.*s'",
+                           (int)len, p);
         char name[NET_NAME_LEN + 1];
         const size_t nlen = (size_t)(eq - p);
         if (nlen == 0 || nlen > NET_NAME_LEN)
-            return an_fail(msg, msg_len, -1, "--layer-precision: bad layer name in '%.*s'", (int)len, p);
+            return an_fail(msg, msg_len, -1, "--layer-precision: bad layer name in '%.*s'",
+                           (int)len, p);
         memcpy(name, p, nlen);
         name[nlen] = '\0';
         const int layer = net_find_layer(net, name);
         if (layer < 0)
-            return an_fail(msg, msg_len, -1, "--layer-precision: %s has no layer '%s'", net->name, name);
+            return an_fail(msg, msg_len, -1, "--layer-precision: %s has no layer '%s'", net->name,
+                           name);
         const size_t vlen = len - nlen - 1;
-        if (!((vlen == 4 && strncmp(eq + 1, "fp32", 4) == 0) || (vlen == 3 && strncmp(eq + 1, "f32", 3) == 0)))
-            return an_fail(msg, msg_len, -1, "--layer-precision %s: only fp32 can be pinned, got '%.*s'", name,
-                        (int)vlen, eq + 1);
+        if (!((vlen == 4 && strncmp(eq + 1, "fp32", 4) == 0) ||
+              (vlen == 3 && strncmp(eq + 1, "f32", 3) == 0)))
+            return an_fail(msg, msg_len, -1,
+                           "--layer-precision %s: only fp32 can be pinned, got '%.*s'", name,
+                           (int)vlen, eq + 1);
         o->pinned[layer] = true;
         p = end ? end + 1 : NULL;
     }

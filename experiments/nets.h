@@ -21,7 +21,7 @@ typedef enum net_op { NET_LINEAR, NET_CONV, NET_RELU, NET_MAXPOOL } net_op;
 typedef enum net_loss { NET_XENT, NET_MSE } net_loss;
 
 #define NET_MAX_LAYERS 32
-#define NET_NAME_LEN 16
+#define NET_NAME_LEN   16
 
 /* One layer.  Shapes are per sample: (channels, height, width); a linear
  * layer's features are channels with height = width = 1, and a linear layer
@@ -85,8 +85,8 @@ typedef struct prec_plan {
 typedef struct prec_options {
     prec_mode mode;
     ak_dtype low;
-    bool white[4], black[4];          /* indexed by net_op */
-    bool pinned[NET_MAX_LAYERS];      /* --layer-precision NAME=fp32 */
+    bool white[4], black[4];     /* indexed by net_op */
+    bool pinned[NET_MAX_LAYERS]; /* --layer-precision NAME=fp32 */
 } prec_options;
 
 void prec_options_default(prec_options *o, prec_mode mode, ak_dtype low);
@@ -95,7 +95,8 @@ void prec_options_default(prec_options *o, prec_mode mode, ak_dtype low);
 int prec_edit_list(prec_options *o, const char *list, bool white, char *msg, size_t msg_len);
 /* "fc1=fp32,conv1=fp32": pins layers to fp32 (the only pin there is, as
  * MindSpore's to_float(mstype.float32)); -1 naming an unknown layer. */
-int prec_pin_layers(prec_options *o, const net_def *net, const char *spec, char *msg, size_t msg_len);
+int prec_pin_layers(prec_options *o, const net_def *net, const char *spec, char *msg,
+                    size_t msg_len);
 void prec_plan_make(const prec_options *o, const net_def *net, prec_plan *plan);
 const char *prec_mode_name(prec_mode m); /* "O0".."O3" */
 int prec_mode_from_name(const char *s);  /* -1 if unknown */

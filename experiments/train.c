@@ -77,18 +77,18 @@ typedef struct run {
     ak_scaler_state *scaler; /* backend memory */
     ak_opt_state *opt_state;
     float *found_inf;
-    ak_stats *stats;          /* n_layers x REC_KINDS, backend memory */
+    ak_stats *stats; /* n_layers x REC_KINDS, backend memory */
     ak_stats *stats_host;
-    ak_update_loss *loss;     /* one per layer, backend memory */
+    ak_update_loss *loss; /* one per layer, backend memory */
     ak_update_loss *loss_host;
     ak_opt_config opt;
     rec_log *steps_log, *tensors_log, *updates_log, *hist_log, *eval_log;
     rec_run *record;
     char path[4096];
-    float scale_used;         /* the scale the current step multiplies its loss by */
+    float scale_used;                /* the scale the current step multiplies its loss by */
     ak_tensor acc[MODEL_MAX_PARAMS]; /* --accumulate: the summed gradients */
-    float *inv_micro;         /* backend memory: 1 / micro-batches per step */
-    double *sumsq;            /* backend memory: --clip-norm's sum of squares */
+    float *inv_micro;                /* backend memory: 1 / micro-batches per step */
+    double *sumsq;                   /* backend memory: --clip-norm's sum of squares */
     int64_t skips;
 } run;
 
@@ -106,7 +106,8 @@ static int backend_fail(run *r, char *msg, size_t len, const char *what)
 static int make_out_dir(const char *dir, char *msg, size_t len)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return an_fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir, strerror(errno));
+        return an_fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir,
+                       strerror(errno));
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return an_fail(msg, len, TRAIN_EINPUT, "--out %s: not a directory", dir);
@@ -114,7 +115,7 @@ static int make_out_dir(const char *dir, char *msg, size_t len)
     snprintf(probe, sizeof probe, "%s/%s", dir, REC_STEPS_CSV);
     if (access(probe, F_OK) == 0)
         return an_fail(msg, len, TRAIN_EINPUT,
-                    "--out %s already holds a run (steps.csv); choose another directory", dir);
+                       "--out %s already holds a run (steps.csv); choose another directory", dir);
     return 0;
 }
 
@@ -143,17 +144,20 @@ static int load_data(run *r, char *msg, size_t len)
             rc = ds_load_fashion_mnist(o->data_dir, DS_TEST, &d, &r->test, why, sizeof why);
         }
         if (rc == DS_OK && r->train->features != r->net.in_c * r->net.in_h * r->net.in_w)
-            return an_fail(msg, len, TRAIN_EINPUT, "the data has %zu features per sample, %s wants %zu",
-                        r->train->features, r->net.name, r->net.in_c * r->net.in_h * r->net.in_w);
+            return an_fail(msg, len, TRAIN_EINPUT,
+                           "the data has %zu features per sample, %s wants %zu", r->train->features,
+                           r->net.name, r->net.in_c * r->net.in_h * r->net.in_w);
     }
     if (rc != DS_OK)
-        return an_fail(msg, len, rc == DS_ENOMEM || rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT,
-                    "%s%s", why,
-                    rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)" : "");
+        return an_fail(
+            msg, len, rc == DS_ENOMEM || rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT, "%s%s", why,
+            rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)" : "");
     r->order = malloc(r->train->count * sizeof *r->order);
     r->x_host = malloc(o->batch * r->train->features * sizeof *r->x_host);
-    if (r->net.loss == NET_MSE) r->t_host = malloc(o->batch * r->net.outputs * sizeof *r->t_host);
-    else r->labels_host = malloc(o->batch * sizeof *r->labels_host);
+    if (r->net.loss == NET_MSE)
+        r->t_host = malloc(o->batch * r->net.outputs * sizeof *r->t_host);
+    else
+        r->labels_host = malloc(o->batch * sizeof *r->labels_host);
     if (!r->order || !r->x_host || (!r->t_host && !r->labels_host))
         return an_fail(msg, len, TRAIN_EFAIL, "out of memory for the batch buffers");
     return 0;
@@ -166,13 +170,17 @@ static int open_logs(run *r, int64_t steps_done, char *msg, size_t len)
 {
     char why[512];
     const char *dir = r->o->out_dir;
-    const int64_t keep = r->o->resume ? steps_done - 1 : -1, keep_eval = r->o->resume ? steps_done : -1;
+    const int64_t keep = r->o->resume ? steps_done - 1 : -1,
+                  keep_eval = r->o->resume ? steps_done : -1;
     r->steps_log = rec_log_open_table(dir, REC_STEPS, keep, why, sizeof why);
     if (r->steps_log) r->tensors_log = rec_log_open_table(dir, REC_TENSORS, keep, why, sizeof why);
-    if (r->tensors_log) r->updates_log = rec_log_open_table(dir, REC_UPDATES, keep, why, sizeof why);
+    if (r->tensors_log)
+        r->updates_log = rec_log_open_table(dir, REC_UPDATES, keep, why, sizeof why);
     if (r->updates_log) r->hist_log = rec_log_open_table(dir, REC_HIST, keep, why, sizeof why);
-    if (r->hist_log && r->test) r->eval_log = rec_log_open_table(dir, REC_EVAL, keep_eval, why, sizeof why);
-    if (!r->steps_log || !r->tensors_log || !r->updates_log || !r->hist_log || (r->test && !r->eval_log))
+    if (r->hist_log && r->test)
+        r->eval_log = rec_log_open_table(dir, REC_EVAL, keep_eval, why, sizeof why);
+    if (!r->steps_log || !r->tensors_log || !r->updates_log || !r->hist_log ||
+        (r->test && !r->eval_log))
         return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
 }
@@ -238,7 +246,8 @@ static int step_stats(run *r, int64_t step, bool stats, bool hist, size_t rows)
         for (int k = 0; k < m->n_params && !rc; k++) {
             const model_param *p = &m->params[k];
             if (p->layer != i || p->is_bias) continue;
-            rc = ak_stats_accumulate(r->b, p->wlow.data ? p->wlow : p->w32, target, NULL, s + REC_WEIGHT);
+            rc = ak_stats_accumulate(r->b, p->wlow.data ? p->wlow : p->w32, target, NULL,
+                                     s + REC_WEIGHT);
             if (!rc) rc = ak_stats_accumulate(r->b, p->grad_run, target, NULL, s + REC_WEIGHT_GRAD);
         }
     }
@@ -276,10 +285,12 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     int rc = ak_zero(b, r->found_inf, sizeof(float));
     for (int64_t k = 0; k < micro && !rc; k++) {
         /* 1. the batch */
-        if (ds_batch_next(it, r->x_host, r->labels_host, r->t_host, &rows, why, sizeof why) != DS_OK)
+        if (ds_batch_next(it, r->x_host, r->labels_host, r->t_host, &rows, why, sizeof why) !=
+            DS_OK)
             return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
         rc = ak_to_device(b, m->x.data, r->x_host, rows * r->train->features * sizeof(float));
-        if (!rc && r->labels_host) rc = ak_to_device(b, m->labels, r->labels_host, rows * sizeof(int32_t));
+        if (!rc && r->labels_host)
+            rc = ak_to_device(b, m->labels, r->labels_host, rows * sizeof(int32_t));
         if (!rc && r->t_host)
             rc = ak_to_device(b, m->target.data, r->t_host, rows * r->net.outputs * sizeof(float));
         /* 2-5. forward, loss times the scale, backward */
@@ -290,7 +301,8 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
             loss_sum += l;
             for (int j = 0; j < m->n_params && !rc; j++) {
                 const model_param *p = &m->params[j];
-                rc = k == 0 ? ak_copy(b, r->acc[j].data, p->grad.data, p->n * ak_dtype_size(p->grad.dtype))
+                rc = k == 0 ? ak_copy(b, r->acc[j].data, p->grad.data,
+                                      p->n * ak_dtype_size(p->grad.dtype))
                             : ak_accumulate(b, r->acc[j], p->grad);
             }
         }
@@ -301,7 +313,7 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     const bool hist = o->hist_every > 0 && step % o->hist_every == 0;
     if ((stats || hist) && step_stats(r, step, stats, hist, rows) != 0)
         return an_fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
-                    ak_error(b), rec_log_error(r->tensors_log));
+                       ak_error(b), rec_log_error(r->tensors_log));
     /* 7. unscale + finite check, once per update, then the clipping */
     ak_tensor grads[MODEL_MAX_PARAMS];
     const int n = model_grads(m, grads);
@@ -359,13 +371,16 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     if (o->stats_every > 0 && step % o->stats_every == 0)
         for (int i = 0; i < r->net.n_layers && ok; i++)
             if (net_has_params(&r->net.layers[i]))
-                ok = rec_write_update_loss(r->updates_log, step, r->net.layers[i].name, &r->loss_host[i]) == 0;
+                ok = rec_write_update_loss(r->updates_log, step, r->net.layers[i].name,
+                                           &r->loss_host[i]) == 0;
     /* a killed run keeps every completed step's rows */
-    if (ok) ok = rec_log_flush(r->steps_log) == 0 && rec_log_flush(r->updates_log) == 0 &&
-                 rec_log_flush(r->tensors_log) == 0 && rec_log_flush(r->hist_log) == 0;
+    if (ok)
+        ok = rec_log_flush(r->steps_log) == 0 && rec_log_flush(r->updates_log) == 0 &&
+             rec_log_flush(r->tensors_log) == 0 && rec_log_flush(r->hist_log) == 0;
     if (!ok)
-        return an_fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s", rec_log_error(r->steps_log),
-                    rec_log_error(r->updates_log), rec_log_error(r->tensors_log), rec_log_error(r->hist_log));
+        return an_fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s",
+                       rec_log_error(r->steps_log), rec_log_error(r->updates_log),
+                       rec_log_error(r->tensors_log), rec_log_error(r->hist_log));
     return 0;
 }
 
@@ -382,7 +397,8 @@ static int evaluate(run *r, int64_t epoch, int64_t step, double *acc_out, char *
         if (ds_batch_next(&it, r->x_host, r->labels_host, NULL, &rows, why, sizeof why) != DS_OK)
             return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
         if (rows == 0) break;
-        int rc = ak_to_device(r->b, r->m->x.data, r->x_host, rows * r->test->features * sizeof(float));
+        int rc =
+            ak_to_device(r->b, r->m->x.data, r->x_host, rows * r->test->features * sizeof(float));
         if (!rc) rc = ak_to_device(r->b, r->m->labels, r->labels_host, rows * sizeof(int32_t));
         if (!rc) rc = model_forward(r->m, rows);
         float loss;
@@ -405,10 +421,10 @@ static int evaluate(run *r, int64_t epoch, int64_t step, double *acc_out, char *
     return 0;
 }
 
-
 /* Writes DIR/checkpoint.safetensors for a run that has done `step` steps
  * and goes on at (epoch, batch). */
-static int save_checkpoint(run *r, int64_t step, int64_t epoch, int64_t batch, char *msg, size_t len)
+static int save_checkpoint(run *r, int64_t step, int64_t epoch, int64_t batch, char *msg,
+                           size_t len)
 {
     ckpt_state s;
     memset(&s, 0, sizeof s);
@@ -441,9 +457,11 @@ static void show_progress(const run *r, int64_t step, int64_t total, int64_t epo
     const double elapsed = now_seconds() - started;
     const double rate = elapsed > 0 ? (double)step / elapsed : 0;
     const double left = rate > 0 ? (double)(total - step) / rate : 0;
-    fprintf(stderr, "\r  step %lld/%lld  epoch %lld  loss %-10.5g scale %-9.4g skips %lld  %.1f steps/s  %02d:%02d left ",
-            (long long)step, (long long)total, (long long)epoch, (double)loss, (double)r->scale_used,
-            (long long)r->skips, rate, (int)(left / 60), (int)left % 60);
+    fprintf(stderr,
+            "\r  step %lld/%lld  epoch %lld  loss %-10.5g scale %-9.4g skips %lld  %.1f steps/s  "
+            "%02d:%02d left ",
+            (long long)step, (long long)total, (long long)epoch, (double)loss,
+            (double)r->scale_used, (long long)r->skips, rate, (int)(left / 60), (int)left % 60);
     fflush(stderr);
 }
 
@@ -464,7 +482,8 @@ static void run_free(run *r)
         ak_free(r->b, r->loss);
         ak_free(r->b, r->inv_micro);
         ak_free(r->b, r->sumsq);
-        for (int k = 0; k < MODEL_MAX_PARAMS; k++) ak_free(r->b, r->acc[k].data);
+        for (int k = 0; k < MODEL_MAX_PARAMS; k++)
+            ak_free(r->b, r->acc[k].data);
     }
     model_free(r->m);
     ak_close(r->b);
@@ -492,7 +511,8 @@ static int prepare(run *r, train_options *o, char *msg, size_t len)
     if (o->pin_spec && prec_pin_layers(&o->prec, &r->net, o->pin_spec, why, sizeof why) != 0)
         return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
     prec_plan_make(&o->prec, &r->net, &r->plan);
-    if (ak_scaler_validate(&o->scaler, why, sizeof why) != 0) return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+    if (ak_scaler_validate(&o->scaler, why, sizeof why) != 0)
+        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->batch == 0) o->batch = r->net.loss == NET_MSE ? 512 : r->net.in_h == 32 ? 32 : 64;
     if (o->opt.lr < 0) o->opt.lr = r->net.loss == NET_MSE ? 1e-4f : 0.01f;
     if ((int)o->stats_dtype < 0) o->stats_dtype = o->prec.low;
@@ -518,14 +538,15 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     /* checked before anything is written to the run directory */
     if (!rc && r.train->count / o.batch / (size_t)o.accumulate == 0)
         rc = an_fail(msg, msg_len, TRAIN_EINPUT,
-                     "--batch %zu x --accumulate %lld is larger than the %zu training samples", o.batch,
-                     (long long)o.accumulate, r.train->count);
+                     "--batch %zu x --accumulate %lld is larger than the %zu training samples",
+                     o.batch, (long long)o.accumulate, r.train->count);
     if (!rc && model_create(r.b, &r.net, &r.plan, o.batch, &r.m, why, sizeof why) != 0)
         rc = an_fail(msg, msg_len, TRAIN_EFAIL, "building %s: %s", r.net.name, why);
     if (!rc && model_alloc_optimizer(r.m, o.opt.kind != AK_OPT_SGD,
                                      o.opt.kind == AK_OPT_ADAM || o.opt.kind == AK_OPT_ADAMW) != 0)
         rc = backend_fail(&r, msg, msg_len, "optimizer state");
-    if (!rc && model_init_weights(r.m, o.seed) != 0) rc = backend_fail(&r, msg, msg_len, "initial weights");
+    if (!rc && model_init_weights(r.m, o.seed) != 0)
+        rc = backend_fail(&r, msg, msg_len, "initial weights");
     if (!rc && o.init_path && ckpt_load_weights(o.init_path, r.m, why, sizeof why) != 0)
         rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--init: %s", why);
     if (!rc) rc = alloc_state(&r, msg, msg_len);
@@ -548,7 +569,8 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
         }
     }
     if (!rc && !o.resume) {
-        r.record = rec_run_new(o.version, o.git_revision, ak_backend_name(r.b), ak_device_name(r.b));
+        r.record =
+            rec_run_new(o.version, o.git_revision, ak_backend_name(r.b), ak_device_name(r.b));
         if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EFAIL, "out of memory");
     }
     if (!rc && !o.resume) {
@@ -589,7 +611,8 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     float loss = 0;
     double accuracy = -1;
     while (step < total && !rc && !stop_signal) {
-        if (ds_shuffle(r.train->count, o.seed, (uint64_t)epoch, r.order, why, sizeof why) != DS_OK ||
+        if (ds_shuffle(r.train->count, o.seed, (uint64_t)epoch, r.order, why, sizeof why) !=
+                DS_OK ||
             ds_batcher_init(&it, r.train, r.order, o.batch, false, why, sizeof why) != DS_OK) {
             rc = an_fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
             break;
@@ -604,12 +627,13 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
                 show_progress(&r, step - first_step, total - first_step, epoch, loss, started);
             if (o.prec.mode == PREC_O0 && !(loss - loss == 0.0f))
                 rc = an_fail(msg, msg_len, TRAIN_DIVERGED,
-                          "diverged: the loss is %g at step %lld in O0 (try a smaller --lr)", (double)loss,
-                          (long long)step - 1);
+                             "diverged: the loss is %g at step %lld in O0 (try a smaller --lr)",
+                             (double)loss, (long long)step - 1);
             else if (o.diverge_after > 0 && at_min >= o.diverge_after)
                 rc = an_fail(msg, msg_len, TRAIN_DIVERGED,
-                          "diverged: the loss scale stayed at --min-scale for %lld steps in a row (step %lld)",
-                          (long long)at_min, (long long)step - 1);
+                             "diverged: the loss scale stayed at --min-scale for %lld steps in a "
+                             "row (step %lld)",
+                             (long long)at_min, (long long)step - 1);
             else if (o.checkpoint_every > 0 && step % o.checkpoint_every == 0)
                 rc = save_checkpoint(&r, step, epoch, batch + 1, msg, msg_len);
         }
@@ -629,11 +653,14 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     const int end_rc = write_run_json(&r, true, end_msg, sizeof end_msg);
     if (!rc && end_rc) rc = an_fail(msg, msg_len, end_rc, "%s", end_msg);
     if (!rc && stop_signal)
-        rc = an_fail(msg, msg_len, TRAIN_INTERRUPTED, "interrupted by signal %d after step %lld; the record in %s is complete up to it",
-                  (int)stop_signal, (long long)step - 1, o.out_dir);
+        rc = an_fail(
+            msg, msg_len, TRAIN_INTERRUPTED,
+            "interrupted by signal %d after step %lld; the record in %s is complete up to it",
+            (int)stop_signal, (long long)step - 1, o.out_dir);
     if (!rc) {
-        printf("%s %s %s: %lld steps, final loss %.6g, skipped %lld", r.net.name, prec_mode_name(o.prec.mode),
-               ak_dtype_name(o.prec.low), (long long)step, (double)loss, (long long)r.skips);
+        printf("%s %s %s: %lld steps, final loss %.6g, skipped %lld", r.net.name,
+               prec_mode_name(o.prec.mode), ak_dtype_name(o.prec.low), (long long)step,
+               (double)loss, (long long)r.skips);
         if (accuracy >= 0) printf(", test accuracy %.4f", accuracy);
         printf("; record in %s\n", o.out_dir);
     }

@@ -24,9 +24,9 @@ typedef struct train_options {
     uint64_t seed;
     int64_t epochs, steps; /* steps > 0 overrides epochs */
     size_t batch;
-    size_t subset;         /* first N training samples (0: all) */
-    size_t samples;        /* simplenet: synthetic samples per epoch */
-    ak_opt_config opt;     /* optimizer and lr; round.mode RNE or stochastic */
+    size_t subset;     /* first N training samples (0: all) */
+    size_t samples;    /* simplenet: synthetic samples per epoch */
+    ak_opt_config opt; /* optimizer and lr; round.mode RNE or stochastic */
     ak_scaler_config scaler;
     int64_t stats_every, hist_every; /* 0: never */
     int64_t diverge_after;           /* steps in a row at --min-scale that count as divergence */
@@ -35,7 +35,7 @@ typedef struct train_options {
     const char *init_path;           /* --init: start from these weights */
     int64_t checkpoint_every;        /* steps between checkpoints (0: each epoch's end only) */
     int64_t accumulate;              /* micro-batches per update (1: none) */
-    float clip_norm;                 /* clip the unscaled gradients' global 2-norm to this (0: no) */
+    float clip_norm; /* clip the unscaled gradients' global 2-norm to this (0: no) */
     const char *version, *git_revision;
     /* the command line, recorded in run.json */
     int argc;
@@ -45,9 +45,9 @@ typedef struct train_options {
 /* Exit-status classes of a run. */
 enum train_status {
     TRAIN_OK = 0,
-    TRAIN_EINPUT = -2,    /* bad options or data: nothing was trained */
-    TRAIN_EFAIL = -1,     /* anything else (I/O, a kernel error) */
-    TRAIN_DIVERGED = -3,  /* non-finite loss in O0, or the scale stuck at its floor */
+    TRAIN_EINPUT = -2,     /* bad options or data: nothing was trained */
+    TRAIN_EFAIL = -1,      /* anything else (I/O, a kernel error) */
+    TRAIN_DIVERGED = -3,   /* non-finite loss in O0, or the scale stuck at its floor */
     TRAIN_INTERRUPTED = -4 /* SIGINT/SIGTERM: stopped after a whole step, logs written */
 };
 

@@ -19,48 +19,48 @@
 extern "C" {
 #endif
 
-#define AK_OPS(OP)                                                                                  \
-    OP(alloc, (ak_backend * b, size_t bytes, void **ptr))                                           \
-    OP(free, (ak_backend * b, void *ptr))                                                           \
-    OP(to_device, (ak_backend * b, void *dst, const void *src, size_t bytes))                       \
-    OP(to_host, (ak_backend * b, void *dst, const void *src, size_t bytes))                         \
-    OP(copy, (ak_backend * b, void *dst, const void *src, size_t bytes))                            \
-    OP(zero, (ak_backend * b, void *ptr, size_t bytes))                                             \
-    OP(sync, (ak_backend * b))                                                                      \
-    OP(fill, (ak_backend * b, ak_tensor t, double value))                                           \
-    OP(cast, (ak_backend * b, ak_tensor dst, ak_tensor src, const ak_rounding *r))                  \
-    OP(scale, (ak_backend * b, ak_tensor x, const float *factor))                                   \
-    OP(unscale_check, (ak_backend * b, const ak_tensor *grads, size_t count, const float *inv_scale, \
-                       float *found_inf))                                                           \
-    OP(stats, (ak_backend * b, ak_tensor x, fpe_format_id target, const float *scale,               \
-               ak_stats *result))                                                                   \
-    OP(opt_step_begin, (ak_backend * b, const ak_opt_config *cfg, ak_opt_state *state,              \
-                        const float *found_inf))                                                    \
-    OP(update, (ak_backend * b, const ak_opt_config *cfg, const ak_param *p,                        \
-                const ak_opt_state *state, const float *found_inf, ak_update_loss *loss))           \
-    OP(loss_scale_update, (ak_backend * b, const ak_scaler_config *cfg, ak_scaler_state *state,     \
-                           const float *found_inf))                                                 \
-    OP(gemm, (ak_backend * b, const ak_gemm_args *g))                                               \
-    OP(conv2d_forward, (ak_backend * b, const ak_conv2d *c, ak_tensor y, ak_tensor x, ak_tensor w,  \
-                        ak_tensor bias))                                                            \
-    OP(conv2d_backward, (ak_backend * b, const ak_conv2d *c, ak_tensor dx, ak_tensor dw,            \
-                         ak_tensor dbias, ak_tensor dy, ak_tensor x, ak_tensor w))                  \
-    OP(bias_add, (ak_backend * b, ak_tensor y, ak_tensor bias, size_t rows, size_t cols))           \
-    OP(bias_grad, (ak_backend * b, ak_tensor dbias, ak_tensor dy, size_t rows, size_t cols))        \
-    OP(relu, (ak_backend * b, ak_tensor y, ak_tensor x))                                            \
-    OP(relu_backward, (ak_backend * b, ak_tensor dx, ak_tensor dy, ak_tensor x))                    \
-    OP(maxpool2_forward, (ak_backend * b, size_t planes, size_t h, size_t w, ak_tensor y,           \
-                          ak_tensor x))                                                             \
-    OP(maxpool2_backward, (ak_backend * b, size_t planes, size_t h, size_t w, ak_tensor dx,         \
-                           ak_tensor dy, ak_tensor x))                                              \
-    OP(softmax_xent, (ak_backend * b, size_t batch, size_t classes, ak_tensor logits,               \
-                      const int32_t *labels, const float *scale, float *loss, ak_tensor dlogits,    \
-                      int32_t *correct))                                                            \
-    OP(mse, (ak_backend * b, ak_tensor pred, ak_tensor target, const float *scale, float *loss,     \
-             ak_tensor dpred))                                                                      \
-    OP(accumulate, (ak_backend * b, ak_tensor y, ak_tensor x))                                      \
-    OP(sum_squares, (ak_backend * b, const ak_tensor *xs, size_t count, double *sumsq))             \
-    OP(clip_by_norm, (ak_backend * b, const ak_tensor *xs, size_t count, const double *sumsq,       \
+#define AK_OPS(OP)                                                                                 \
+    OP(alloc, (ak_backend * b, size_t bytes, void **ptr))                                          \
+    OP(free, (ak_backend * b, void *ptr))                                                          \
+    OP(to_device, (ak_backend * b, void *dst, const void *src, size_t bytes))                      \
+    OP(to_host, (ak_backend * b, void *dst, const void *src, size_t bytes))                        \
+    OP(copy, (ak_backend * b, void *dst, const void *src, size_t bytes))                           \
+    OP(zero, (ak_backend * b, void *ptr, size_t bytes))                                            \
+    OP(sync, (ak_backend * b))                                                                     \
+    OP(fill, (ak_backend * b, ak_tensor t, double value))                                          \
+    OP(cast, (ak_backend * b, ak_tensor dst, ak_tensor src, const ak_rounding *r))                 \
+    OP(scale, (ak_backend * b, ak_tensor x, const float *factor))                                  \
+    OP(unscale_check, (ak_backend * b, const ak_tensor *grads, size_t count,                       \
+                       const float *inv_scale, float *found_inf))                                  \
+    OP(stats,                                                                                      \
+       (ak_backend * b, ak_tensor x, fpe_format_id target, const float *scale, ak_stats *result))  \
+    OP(opt_step_begin,                                                                             \
+       (ak_backend * b, const ak_opt_config *cfg, ak_opt_state *state, const float *found_inf))    \
+    OP(update, (ak_backend * b, const ak_opt_config *cfg, const ak_param *p,                       \
+                const ak_opt_state *state, const float *found_inf, ak_update_loss *loss))          \
+    OP(loss_scale_update, (ak_backend * b, const ak_scaler_config *cfg, ak_scaler_state *state,    \
+                           const float *found_inf))                                                \
+    OP(gemm, (ak_backend * b, const ak_gemm_args *g))                                              \
+    OP(conv2d_forward, (ak_backend * b, const ak_conv2d *c, ak_tensor y, ak_tensor x, ak_tensor w, \
+                        ak_tensor bias))                                                           \
+    OP(conv2d_backward, (ak_backend * b, const ak_conv2d *c, ak_tensor dx, ak_tensor dw,           \
+                         ak_tensor dbias, ak_tensor dy, ak_tensor x, ak_tensor w))                 \
+    OP(bias_add, (ak_backend * b, ak_tensor y, ak_tensor bias, size_t rows, size_t cols))          \
+    OP(bias_grad, (ak_backend * b, ak_tensor dbias, ak_tensor dy, size_t rows, size_t cols))       \
+    OP(relu, (ak_backend * b, ak_tensor y, ak_tensor x))                                           \
+    OP(relu_backward, (ak_backend * b, ak_tensor dx, ak_tensor dy, ak_tensor x))                   \
+    OP(maxpool2_forward,                                                                           \
+       (ak_backend * b, size_t planes, size_t h, size_t w, ak_tensor y, ak_tensor x))              \
+    OP(maxpool2_backward, (ak_backend * b, size_t planes, size_t h, size_t w, ak_tensor dx,        \
+                           ak_tensor dy, ak_tensor x))                                             \
+    OP(softmax_xent,                                                                               \
+       (ak_backend * b, size_t batch, size_t classes, ak_tensor logits, const int32_t *labels,     \
+        const float *scale, float *loss, ak_tensor dlogits, int32_t *correct))                     \
+    OP(mse, (ak_backend * b, ak_tensor pred, ak_tensor target, const float *scale, float *loss,    \
+             ak_tensor dpred))                                                                     \
+    OP(accumulate, (ak_backend * b, ak_tensor y, ak_tensor x))                                     \
+    OP(sum_squares, (ak_backend * b, const ak_tensor *xs, size_t count, double *sumsq))            \
+    OP(clip_by_norm, (ak_backend * b, const ak_tensor *xs, size_t count, const double *sumsq,      \
                       float max_norm, float *coef_out))
 
 /* The op table: one function pointer per operation. */
@@ -71,7 +71,9 @@ typedef struct ak_ops {
 #undef AK_OP_FIELD
 
 /* Both backends' implementations. */
-#define AK_OP_DECLARE(name, params) int ak_cpu_##name params; int ak_cuda_##name params;
+#define AK_OP_DECLARE(name, params)                                                                \
+    int ak_cpu_##name params;                                                                      \
+    int ak_cuda_##name params;
 AK_OPS(AK_OP_DECLARE)
 #undef AK_OP_DECLARE
 
@@ -119,7 +121,8 @@ static inline bool ak_overlap(const void *a, size_t an, const void *b, size_t bn
     return an > 0 && bn > 0 && pa < pb + bn && pb < pa + an;
 }
 /* a * b without wrapping, or AK_EINVAL naming the call. */
-int ak_check_mul(ak_backend *b, const char *call, const char *what, size_t x, size_t y, size_t *product);
+int ak_check_mul(ak_backend *b, const char *call, const char *what, size_t x, size_t y,
+                 size_t *product);
 
 #ifdef __cplusplus
 }

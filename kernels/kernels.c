@@ -88,7 +88,8 @@ static void cpu_model_name(char *out, size_t len)
             const char *colon = strchr(line, ':');
             if (colon) {
                 colon++;
-                while (*colon == ' ' || *colon == '\t') colon++;
+                while (*colon == ' ' || *colon == '\t')
+                    colon++;
                 snprintf(out, len, "%s", colon);
                 out[strcspn(out, "\n")] = '\0';
             }
@@ -143,8 +144,10 @@ ak_backend *ak_open(const char *name, char *msg, size_t msg_len)
         return NULL;
     }
     ak_backend *b = open_cpu();
-    if (!b) set_msg(msg, msg_len, "auto: out of memory");
-    else set_msg(msg, msg_len, "auto: %s; using cpu", why);
+    if (!b)
+        set_msg(msg, msg_len, "auto: out of memory");
+    else
+        set_msg(msg, msg_len, "auto: %s; using cpu", why);
     return b;
 }
 
@@ -167,15 +170,16 @@ static int check_tensor(ak_backend *b, const char *call, const char *what, ak_te
                         bool optional)
 {
     const size_t size = ak_dtype_size(t.dtype);
-    if (size == 0) return ak_fail(b, AK_EINVAL, call, "%s has an invalid dtype (%d)", what, (int)t.dtype);
+    if (size == 0)
+        return ak_fail(b, AK_EINVAL, call, "%s has an invalid dtype (%d)", what, (int)t.dtype);
     if (optional && t.data == NULL && t.n == 0) return AK_OK;
     if (n != AK_ANY_N && t.n != n)
         return ak_fail(b, AK_EINVAL, call, "%s has %zu elements, expected %zu", what, t.n, n);
     if (t.data == NULL && t.n > 0)
         return ak_fail(b, AK_EINVAL, call, "%s is NULL with %zu elements", what, t.n);
     if ((uintptr_t)t.data % size != 0)
-        return ak_fail(b, AK_EINVAL, call, "%s (%p) is not aligned to its %zu-byte %s elements", what,
-                       t.data, size, ak_dtype_name(t.dtype));
+        return ak_fail(b, AK_EINVAL, call, "%s (%p) is not aligned to its %zu-byte %s elements",
+                       what, t.data, size, ak_dtype_name(t.dtype));
     if (t.n > SIZE_MAX / size)
         return ak_fail(b, AK_EINVAL, call, "%s: %zu elements overflow a size_t", what, t.n);
     return AK_OK;
@@ -199,7 +203,8 @@ int ak_check_ptr(ak_backend *b, const char *call, const char *what, const void *
     return AK_OK;
 }
 
-int ak_check_mul(ak_backend *b, const char *call, const char *what, size_t x, size_t y, size_t *product)
+int ak_check_mul(ak_backend *b, const char *call, const char *what, size_t x, size_t y,
+                 size_t *product)
 {
     if (y != 0 && x > SIZE_MAX / y)
         return ak_fail(b, AK_EINVAL, call, "%s: %zu x %zu overflows a size_t", what, x, y);
@@ -222,7 +227,8 @@ int ak_alloc_tensor(ak_backend *b, size_t n, ak_dtype dtype, ak_tensor *t)
     AK_BEGIN(b);
     if (!t) return ak_fail(b, AK_EINVAL, "ak_alloc_tensor", "t is NULL");
     const size_t size = ak_dtype_size(dtype);
-    if (size == 0) return ak_fail(b, AK_EINVAL, "ak_alloc_tensor", "invalid dtype (%d)", (int)dtype);
+    if (size == 0)
+        return ak_fail(b, AK_EINVAL, "ak_alloc_tensor", "invalid dtype (%d)", (int)dtype);
     size_t bytes;
     int rc = ak_check_mul(b, "ak_alloc_tensor", "size", n, size, &bytes);
     if (rc) return rc;

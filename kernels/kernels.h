@@ -40,19 +40,23 @@ extern "C" {
 #endif
 
 /* ---- status codes -------------------------------------------------------- */
-#define AK_OK 0
-#define AK_EINVAL (-1)       /* a bad argument: NULL, misaligned, shape, count, value */
+#define AK_OK           0
+#define AK_EINVAL       (-1) /* a bad argument: NULL, misaligned, shape, count, value */
 #define AK_EUNSUPPORTED (-2) /* a dtype or dtype/compute-type pairing this op does not do */
-#define AK_ENOMEM (-3)       /* an allocation failed */
-#define AK_EDEVICE (-4)      /* a CUDA or cuBLAS call failed */
-#define AK_ENODEV (-5)       /* the backend is not available (no GPU, built without CUDA) */
-#define AK_ENOTIMPL (-6)     /* not implemented in this backend */
+#define AK_ENOMEM       (-3) /* an allocation failed */
+#define AK_EDEVICE      (-4) /* a CUDA or cuBLAS call failed */
+#define AK_ENODEV       (-5) /* the backend is not available (no GPU, built without CUDA) */
+#define AK_ENOTIMPL     (-6) /* not implemented in this backend */
 
 /* ---- element types and tensors ------------------------------------------ */
 /* The storage formats; the values are the emulator's format ids. */
-typedef enum ak_dtype { AK_F16 = FPE_FMT_F16, AK_BF16 = FPE_FMT_BF16, AK_F32 = FPE_FMT_F32 } ak_dtype;
+typedef enum ak_dtype {
+    AK_F16 = FPE_FMT_F16,
+    AK_BF16 = FPE_FMT_BF16,
+    AK_F32 = FPE_FMT_F32
+} ak_dtype;
 
-size_t ak_dtype_size(ak_dtype dt);     /* 2, 2, 4; 0 for an invalid id */
+size_t ak_dtype_size(ak_dtype dt);      /* 2, 2, 4; 0 for an invalid id */
 const char *ak_dtype_name(ak_dtype dt); /* "fp16", "bf16", "fp32"; "?" for an invalid id */
 
 /* A contiguous array in backend memory.  fp16 and bf16 elements are their
@@ -60,7 +64,7 @@ const char *ak_dtype_name(ak_dtype dt); /* "fp16", "bf16", "fp32"; "?" for an in
  * aligned to the element size; data may be NULL only when n == 0. */
 typedef struct ak_tensor {
     void *data;
-    size_t n;       /* number of elements */
+    size_t n; /* number of elements */
     ak_dtype dtype;
 } ak_tensor;
 
@@ -204,26 +208,26 @@ int ak_clip_by_norm(ak_backend *b, const ak_tensor *xs, size_t count, const doub
  * AK_HIST_BIN(e) counts finite x with 2^e <= |x| < 2^(e+1) for e in
  * [AK_HIST_EMIN, AK_HIST_EMAX] (every fp32, fp16 and bf16 value has one),
  * and AK_HIST_NONFINITE counts infinities and NaNs. */
-#define AK_HIST_EMIN (-149)
-#define AK_HIST_EMAX 127
-#define AK_HIST_ZERO 0
-#define AK_HIST_BIN(e) (1 + (e) - (AK_HIST_EMIN))
+#define AK_HIST_EMIN      (-149)
+#define AK_HIST_EMAX      127
+#define AK_HIST_ZERO      0
+#define AK_HIST_BIN(e)    (1 + (e) - (AK_HIST_EMIN))
 #define AK_HIST_NONFINITE (AK_HIST_EMAX - AK_HIST_EMIN + 2)
-#define AK_HIST_BINS (AK_HIST_EMAX - AK_HIST_EMIN + 3) /* 279 */
+#define AK_HIST_BINS      (AK_HIST_EMAX - AK_HIST_EMIN + 3) /* 279 */
 
 /* What one pass over a tensor x found, for a target format and a scale s.
  * "Scaled and rounded" means the exact product x * s rounded once to the
  * target format, to nearest even (what a cast of the scaled value does).
  * Denominators are explicit: every count is of elements of x. */
 typedef struct ak_stats {
-    uint64_t count;      /* elements */
-    uint64_t zero;       /* x == 0 (hist[AK_HIST_ZERO]) */
-    uint64_t nonzero;    /* finite, nonzero x */
-    uint64_t nonfinite;  /* x is inf or NaN (hist[AK_HIST_NONFINITE]) */
-    uint64_t flushed;    /* finite nonzero x whose scaled and rounded value is zero */
-    uint64_t subnormal;  /* finite nonzero x whose scaled and rounded value is subnormal (nonzero) */
-    uint64_t overflowed; /* finite x whose scaled and rounded value is an infinity */
-    double amax;         /* max |x| over finite x (0 when there is none); unscaled */
+    uint64_t count;     /* elements */
+    uint64_t zero;      /* x == 0 (hist[AK_HIST_ZERO]) */
+    uint64_t nonzero;   /* finite, nonzero x */
+    uint64_t nonfinite; /* x is inf or NaN (hist[AK_HIST_NONFINITE]) */
+    uint64_t flushed;   /* finite nonzero x whose scaled and rounded value is zero */
+    uint64_t subnormal; /* finite nonzero x whose scaled and rounded value is subnormal (nonzero) */
+    uint64_t overflowed;         /* finite x whose scaled and rounded value is an infinity */
+    double amax;                 /* max |x| over finite x (0 when there is none); unscaled */
     uint64_t hist[AK_HIST_BINS]; /* log2|x|, unscaled, as above */
 } ak_stats;
 
@@ -290,14 +294,14 @@ typedef struct ak_param {
  * predicted_lost and the sums count only elements whose old stored value,
  * intended update and new stored value are all finite. */
 typedef struct ak_update_loss {
-    uint64_t elements;        /* elements updated */
-    uint64_t nonzero;         /* elements whose intended update is nonzero */
-    uint64_t lost;            /* ... and whose stored value did not change */
-    uint64_t predicted_lost;  /* ... and |w| >= 2^p |intended| (p = 11 fp16, 8 bf16, 24 fp32:
-                                 the 2^11 rule of Micikevicius et al., per format) */
-    uint64_t skipped;         /* calls skipped because found-inf was set */
-    double sum_abs_err;       /* sum |applied - intended| */
-    double sum_abs_intended;  /* sum |intended| */
+    uint64_t elements;       /* elements updated */
+    uint64_t nonzero;        /* elements whose intended update is nonzero */
+    uint64_t lost;           /* ... and whose stored value did not change */
+    uint64_t predicted_lost; /* ... and |w| >= 2^p |intended| (p = 11 fp16, 8 bf16, 24 fp32:
+                                the 2^11 rule of Micikevicius et al., per format) */
+    uint64_t skipped;        /* calls skipped because found-inf was set */
+    double sum_abs_err;      /* sum |applied - intended| */
+    double sum_abs_intended; /* sum |intended| */
 } ak_update_loss;
 
 /* Updates one parameter in one pass: the optimizer's element math in fp32
@@ -371,12 +375,13 @@ typedef struct ak_conv2d {
 } ak_conv2d;
 size_t ak_conv2d_out_h(const ak_conv2d *c); /* (in_h + 2 pad - k_h) / stride + 1; 0 if invalid */
 size_t ak_conv2d_out_w(const ak_conv2d *c);
-/* y (batch, out_ch, out_h, out_w) = conv(x (batch, in_ch, in_h, in_w), w (out_ch, in_ch, k_h, k_w)) + bias (out_ch, optional) */
+/* y (batch, out_ch, out_h, out_w) = conv(x (batch, in_ch, in_h, in_w), w (out_ch, in_ch, k_h, k_w))
+ * + bias (out_ch, optional) */
 int ak_conv2d_forward(ak_backend *b, const ak_conv2d *c, ak_tensor y, ak_tensor x, ak_tensor w,
                       ak_tensor bias);
 /* dx (optional), dw (overwritten), dbias (optional, overwritten) from dy */
-int ak_conv2d_backward(ak_backend *b, const ak_conv2d *c, ak_tensor dx, ak_tensor dw, ak_tensor dbias,
-                       ak_tensor dy, ak_tensor x, ak_tensor w);
+int ak_conv2d_backward(ak_backend *b, const ak_conv2d *c, ak_tensor dx, ak_tensor dw,
+                       ak_tensor dbias, ak_tensor dy, ak_tensor x, ak_tensor w);
 
 /* The non-conv layers and the losses below take tensors of any dtype, which
  * may differ within a call; kernels/layers.c and kernels/loss.c state the
@@ -399,8 +404,8 @@ int ak_relu_backward(ak_backend *b, ak_tensor dx, ak_tensor dy, ak_tensor x);
  * maximum and a window with NaNs its last NaN.  Backward routes dy to that
  * element, recomputed from x, and writes +0 to the other three. */
 int ak_maxpool2_forward(ak_backend *b, size_t planes, size_t h, size_t w, ak_tensor y, ak_tensor x);
-int ak_maxpool2_backward(ak_backend *b, size_t planes, size_t h, size_t w, ak_tensor dx, ak_tensor dy,
-                         ak_tensor x);
+int ak_maxpool2_backward(ak_backend *b, size_t planes, size_t h, size_t w, ak_tensor dx,
+                         ak_tensor dy, ak_tensor x);
 
 /* Softmax cross-entropy over (batch, classes) logits (any dtype, computed in
  * double), labels int32 in [0, classes) in backend memory (cpu: a bad label

@@ -10,7 +10,8 @@ int ak_cpu_alloc(ak_backend *b, size_t bytes, void **ptr)
     const size_t rounded = (bytes + 255) / 256 * 256; /* aligned_alloc wants a multiple */
     if (rounded < bytes) return ak_fail(b, AK_ENOMEM, "ak_alloc", "%zu bytes is too many", bytes);
     *ptr = aligned_alloc(256, rounded);
-    if (!*ptr) return ak_fail(b, AK_ENOMEM, "ak_alloc", "out of memory allocating %zu bytes", bytes);
+    if (!*ptr)
+        return ak_fail(b, AK_ENOMEM, "ak_alloc", "out of memory allocating %zu bytes", bytes);
     return AK_OK;
 }
 
@@ -62,10 +63,12 @@ int ak_cpu_fill(ak_backend *b, ak_tensor t, double value)
     const uint32_t bits = fpe_from_f64_k((fpe_format_id)t.dtype, &env, value);
     if (t.dtype == AK_F32) {
         uint32_t *p = (uint32_t *)t.data;
-        for (size_t i = 0; i < t.n; i++) p[i] = bits;
+        for (size_t i = 0; i < t.n; i++)
+            p[i] = bits;
     } else {
         uint16_t *p = (uint16_t *)t.data;
-        for (size_t i = 0; i < t.n; i++) p[i] = (uint16_t)bits;
+        for (size_t i = 0; i < t.n; i++)
+            p[i] = (uint16_t)bits;
     }
     return AK_OK;
 }

@@ -59,14 +59,16 @@ extern "C" int ak_cuda_open(ak_backend *b, char *why, size_t why_len)
     snprintf(b->device, sizeof b->device, "%s", prop.name);
     c->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     step = "cudaStreamCreateWithFlags";
-    if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess) goto cuda_fail;
+    if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess)
+        goto cuda_fail;
     c->workspace_bytes = (size_t)32 << 20;
     step = "cudaMalloc (cuBLAS workspace)";
     if ((e = cudaMalloc(&c->workspace, c->workspace_bytes)) != cudaSuccess) goto cuda_fail;
     {
         cublasStatus_t s = cublasCreate(&c->blas);
         if (s == CUBLAS_STATUS_SUCCESS) s = cublasSetStream(c->blas, c->stream);
-        if (s == CUBLAS_STATUS_SUCCESS) s = cublasSetWorkspace(c->blas, c->workspace, c->workspace_bytes);
+        if (s == CUBLAS_STATUS_SUCCESS)
+            s = cublasSetWorkspace(c->blas, c->workspace, c->workspace_bytes);
         if (s == CUBLAS_STATUS_SUCCESS) s = cublasLtCreate(&c->lt);
         if (s != CUBLAS_STATUS_SUCCESS) {
             snprintf(why, why_len, "cuBLAS initialisation failed: %s", ak_cublas_status_name(s));

@@ -49,7 +49,8 @@ extern "C" const char *ak_cublas_status_name(cublasStatus_t s);
     do {                                                                                           \
         cublasStatus_t ak_s_ = (expr);                                                             \
         if (ak_s_ != CUBLAS_STATUS_SUCCESS)                                                        \
-            return ak_fail((b), AK_EDEVICE, (call), "%s: %s", #expr, ak_cublas_status_name(ak_s_)); \
+            return ak_fail((b), AK_EDEVICE, (call), "%s: %s", #expr,                               \
+                           ak_cublas_status_name(ak_s_));                                          \
     } while (0)
 
 /* Threads per block of the elementwise kernels, and a grid for n elements

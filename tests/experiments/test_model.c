@@ -71,12 +71,14 @@ START_TEST(precision_plans)
     /* O0: everything fp32, fp32 weights only */
     prec_options_default(&o, PREC_O0, AK_F16);
     prec_plan_make(&o, &n, &p);
-    for (int i = 0; i < n.n_layers; i++) ck_assert_int_eq(p.run[i], AK_F32);
+    for (int i = 0; i < n.n_layers; i++)
+        ck_assert_int_eq(p.run[i], AK_F32);
     ck_assert(p.has_w32[0] && !p.has_wlow[0]);
     /* O1: conv and linear cast to fp16; relu and pool follow their input */
     prec_options_default(&o, PREC_O1, AK_F16);
     prec_plan_make(&o, &n, &p);
-    for (int i = 0; i < n.n_layers; i++) ck_assert_int_eq(p.run[i], AK_F16);
+    for (int i = 0; i < n.n_layers; i++)
+        ck_assert_int_eq(p.run[i], AK_F16);
     ck_assert(p.has_w32[0] && !p.has_wlow[0]);
     /* O1 with relu black-listed: relu1 fp32, pool1 follows it, conv2 fp16 again */
     ck_assert_int_eq(prec_edit_list(&o, "relu", false, msg, sizeof msg), 0);
@@ -118,7 +120,8 @@ static double ref_loss(const net_def *n, const model *m, const ref_params *rp, c
 {
     size_t width = n->in_c * n->in_h * n->in_w;
     double *a = malloc(rows * width * sizeof *a);
-    for (size_t i = 0; i < rows * width; i++) a[i] = x[i];
+    for (size_t i = 0; i < rows * width; i++)
+        a[i] = x[i];
     int param = 0;
     for (int li = 0; li < n->n_layers; li++) {
         const net_layer *l = &n->layers[li];
@@ -139,7 +142,8 @@ static double ref_loss(const net_def *n, const model *m, const ref_params *rp, c
             case NET_LINEAR:
                 for (size_t o = 0; o < l->out_c; o++) {
                     double s = bias[o];
-                    for (size_t k = 0; k < l->in_c; k++) s += w[o * l->in_c + k] * in[k];
+                    for (size_t k = 0; k < l->in_c; k++)
+                        s += w[o * l->in_c + k] * in[k];
                     out[o] = s;
                 }
                 break;
@@ -151,13 +155,15 @@ static double ref_loss(const net_def *n, const model *m, const ref_params *rp, c
                             for (size_t c = 0; c < l->in_c; c++)
                                 for (size_t ky = 0; ky < l->kernel; ky++)
                                     for (size_t kx = 0; kx < l->kernel; kx++)
-                                        s += w[((o * l->in_c + c) * l->kernel + ky) * l->kernel + kx] *
+                                        s += w[((o * l->in_c + c) * l->kernel + ky) * l->kernel +
+                                               kx] *
                                              in[(c * l->in_h + oy + ky) * l->in_w + ox + kx];
                             out[(o * l->out_h + oy) * l->out_w + ox] = s;
                         }
                 break;
             case NET_RELU:
-                for (size_t k = 0; k < out_f; k++) out[k] = in[k] > 0 ? in[k] : 0;
+                for (size_t k = 0; k < out_f; k++)
+                    out[k] = in[k] > 0 ? in[k] : 0;
                 break;
             case NET_MAXPOOL:
                 for (size_t c = 0; c < l->in_c; c++)
@@ -166,7 +172,8 @@ static double ref_loss(const net_def *n, const model *m, const ref_params *rp, c
                             double best = -INFINITY;
                             for (int dy = 0; dy < 2; dy++)
                                 for (int dx = 0; dx < 2; dx++) {
-                                    double v = in[(c * l->in_h + 2 * oy + dy) * l->in_w + 2 * ox + dx];
+                                    double v =
+                                        in[(c * l->in_h + 2 * oy + dy) * l->in_w + 2 * ox + dx];
                                     if (v > best) best = v;
                                 }
                             out[(c * l->out_h + oy) * l->out_w + ox] = best;
@@ -183,14 +190,17 @@ static double ref_loss(const net_def *n, const model *m, const ref_params *rp, c
         for (size_t r = 0; r < rows; r++) {
             const double *z = a + r * width;
             double mx = z[0];
-            for (size_t k = 1; k < width; k++) mx = z[k] > mx ? z[k] : mx;
+            for (size_t k = 1; k < width; k++)
+                mx = z[k] > mx ? z[k] : mx;
             double s = 0;
-            for (size_t k = 0; k < width; k++) s += exp(z[k] - mx);
+            for (size_t k = 0; k < width; k++)
+                s += exp(z[k] - mx);
             total += log(s) + mx - z[labels[r]];
         }
         total /= (double)rows;
     } else {
-        for (size_t k = 0; k < rows * width; k++) total += (a[k] - target[k]) * (a[k] - target[k]);
+        for (size_t k = 0; k < rows * width; k++)
+            total += (a[k] - target[k]) * (a[k] - target[k]);
         total /= (double)(rows * width);
     }
     free(a);
@@ -222,11 +232,15 @@ static void check_gradients(const char *name, const net_size *size, size_t rows)
     }
     int32_t labels[64];
     float *target = malloc(rows * n.outputs * sizeof *target);
-    for (size_t r = 0; r < rows; r++) labels[r] = (int32_t)((r * 7 + 3) % n.outputs);
-    for (size_t i = 0; i < rows * n.outputs; i++) target[i] = (float)((i * 37) % 11) / 11.0f - 0.5f;
+    for (size_t r = 0; r < rows; r++)
+        labels[r] = (int32_t)((r * 7 + 3) % n.outputs);
+    for (size_t i = 0; i < rows * n.outputs; i++)
+        target[i] = (float)((i * 37) % 11) / 11.0f - 0.5f;
     ck_assert_int_eq(ak_to_device(b, m->x.data, x, in_n * 4), 0);
-    if (n.loss == NET_XENT) ck_assert_int_eq(ak_to_device(b, m->labels, labels, rows * 4), 0);
-    else ck_assert_int_eq(ak_to_device(b, m->target.data, target, rows * n.outputs * 4), 0);
+    if (n.loss == NET_XENT)
+        ck_assert_int_eq(ak_to_device(b, m->labels, labels, rows * 4), 0);
+    else
+        ck_assert_int_eq(ak_to_device(b, m->target.data, target, rows * n.outputs * 4), 0);
     ck_assert_msg(model_forward_backward(m, rows, NULL) == 0, "%s", ak_error(b));
     float loss;
     ck_assert_int_eq(ak_to_host(b, &loss, m->loss, 4), 0);
@@ -236,19 +250,21 @@ static void check_gradients(const char *name, const net_size *size, size_t rows)
         float *h = malloc(m->params[i].n * sizeof *h);
         ck_assert_int_eq(model_get_param(m, &m->params[i], h), 0);
         rp.p[i] = malloc(m->params[i].n * sizeof(double));
-        for (size_t j = 0; j < m->params[i].n; j++) rp.p[i][j] = h[j];
+        for (size_t j = 0; j < m->params[i].n; j++)
+            rp.p[i][j] = h[j];
         free(h);
     }
     const double ref = ref_loss(&n, m, &rp, x, labels, target, rows);
-    ck_assert_msg(fabs(loss - ref) <= 1e-5 * fabs(ref) + 1e-6, "%s loss %.9g, reference %.17g", name,
-                  loss, ref);
+    ck_assert_msg(fabs(loss - ref) <= 1e-5 * fabs(ref) + 1e-6, "%s loss %.9g, reference %.17g",
+                  name, loss, ref);
     size_t checked = 0;
     for (int i = 0; i < m->n_params; i++) {
         const model_param *pp = &m->params[i];
         float *g = malloc(pp->n * sizeof *g);
         ck_assert_int_eq(ak_to_host(b, g, pp->grad.data, pp->n * 4), 0);
         double gmax = 0;
-        for (size_t j = 0; j < pp->n; j++) gmax = fmax(gmax, fabs(g[j]));
+        for (size_t j = 0; j < pp->n; j++)
+            gmax = fmax(gmax, fabs(g[j]));
         const size_t samples = pp->n < 12 ? pp->n : 12;
         for (size_t t = 0; t < samples; t++) {
             const size_t j = (t * 7919u + 13u) % pp->n;
@@ -262,14 +278,16 @@ static void check_gradients(const char *name, const net_size *size, size_t rows)
             /* fp32 backprop against a double derivative: a few fp32 ulps of the
              * tensor's largest gradient, plus the difference quotient's error */
             const double tol = 1e-4 * gmax + 1e-4 * fabs(fd) + 1e-8;
-            ck_assert_msg(fabs(g[j] - fd) <= tol, "%s %s[%zu]: backprop %.9g, finite difference %.9g",
-                          name, pp->name, j, g[j], fd);
+            ck_assert_msg(fabs(g[j] - fd) <= tol,
+                          "%s %s[%zu]: backprop %.9g, finite difference %.9g", name, pp->name, j,
+                          g[j], fd);
             checked++;
         }
         free(g);
     }
     ck_assert_uint_gt(checked, 0);
-    for (int i = 0; i < m->n_params; i++) free(rp.p[i]);
+    for (int i = 0; i < m->n_params; i++)
+        free(rp.p[i]);
     free(x);
     free(target);
     model_free(m);
@@ -297,7 +315,8 @@ START_TEST(modes_run)
     ck_assert_int_eq(net_build("lenet5", NULL, &n, msg, sizeof msg), 0);
     const size_t rows = 4;
     float *x = malloc(rows * 1024 * sizeof *x);
-    for (size_t i = 0; i < rows * 1024; i++) x[i] = (float)((i * 131) % 256) / 255.0f;
+    for (size_t i = 0; i < rows * 1024; i++)
+        x[i] = (float)((i * 131) % 256) / 255.0f;
     const int32_t labels[4] = {1, 5, 9, 0};
     float *ref = NULL;
     size_t ref_n = 0;
@@ -332,8 +351,8 @@ START_TEST(modes_run)
                     den += ref[j] * (double)ref[j];
                 }
                 const double rel = sqrt(num / den);
-                ck_assert_msg(rel < (low ? 0.1 : 0.02), "O%d %s: relative gradient difference %g", mode,
-                              low ? "bf16" : "fp16", rel);
+                ck_assert_msg(rel < (low ? 0.1 : 0.02), "O%d %s: relative gradient difference %g",
+                              mode, low ? "bf16" : "fp16", rel);
                 free(g);
             }
             model_free(m);
