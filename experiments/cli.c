@@ -221,3 +221,17 @@ int cli_next_option(int argc, char **argv, int *i, char *key, size_t key_len, co
     const int m = cli_option_value(argc, argv, i, key, value);
     return m < 0 ? m : 1;
 }
+
+int cli_want_dtype(const char *opt, const char *v, bool allow_f32, ak_dtype *out)
+{
+    if (strcmp(v, "fp16") == 0)
+        *out = AK_F16;
+    else if (strcmp(v, "bf16") == 0)
+        *out = AK_BF16;
+    else if (allow_f32 && strcmp(v, "fp32") == 0)
+        *out = AK_F32;
+    else
+        return cli_error(CLI_EINPUT, "%s wants fp16 or bf16%s, got '%s'", opt,
+                         allow_f32 ? " or fp32" : "", v);
+    return CLI_OK;
+}

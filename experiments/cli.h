@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "fpe.h"
+#include "kernels.h" /* ak_dtype */
 
 enum cli_status {
     CLI_OK = 0,
@@ -90,6 +91,9 @@ int cli_parse_int(const char *s, int64_t min, int64_t max, int64_t *value);
 int cli_parse_uint(const char *s, uint64_t umax, uint64_t *value);
 /* cli_parse_int, recording "OPT wants an integer in [MIN, MAX], got 'V'". */
 int cli_want_int(const char *opt, const char *v, int64_t min, int64_t max, int64_t *out);
+/* "fp16" or "bf16" (and "fp32" when allow_f32), recording "OPT wants fp16 or
+ * bf16, got 'V'" otherwise. */
+int cli_want_dtype(const char *opt, const char *v, bool allow_f32, ak_dtype *out);
 
 /* "inexact underflow" or "none" for a set of fpe_flag bits. */
 const char *cli_flag_names(unsigned flags, char *buf, size_t size);

@@ -270,12 +270,7 @@ int cmd_grad(int argc, char **argv)
     const int pm = prec_mode_from_name(mode);
     if (pm < 0) return cli_error(CLI_EINPUT, "--mode wants O0, O1, O2 or O3, got '%s'", mode);
     j.mode = (prec_mode)pm;
-    if (strcmp(dtype, "fp16") == 0)
-        j.low = AK_F16;
-    else if (strcmp(dtype, "bf16") == 0)
-        j.low = AK_BF16;
-    else
-        return cli_error(CLI_EINPUT, "--dtype wants fp16 or bf16, got '%s'", dtype);
+    if ((rc = cli_want_dtype("--dtype", dtype, false, &j.low)) != 0) return rc;
     char why[512];
     net_def net;
     if (net_build(j.net_name, &j.size, &net, why, sizeof why) != 0)

@@ -104,20 +104,6 @@ static int want_onoff(const char *opt, const char *v, bool *out)
     return CLI_OK;
 }
 
-static int want_dtype(const char *opt, const char *v, bool allow_f32, ak_dtype *out)
-{
-    if (strcmp(v, "fp16") == 0)
-        *out = AK_F16;
-    else if (strcmp(v, "bf16") == 0)
-        *out = AK_BF16;
-    else if (allow_f32 && strcmp(v, "fp32") == 0)
-        *out = AK_F32;
-    else
-        return cli_error(CLI_EINPUT, "%s wants fp16 or bf16%s, got '%s'", opt,
-                         allow_f32 ? " or fp32" : "", v);
-    return CLI_OK;
-}
-
 /* The scaler options are applied after the preset, whatever their order. */
 typedef struct scaler_overrides {
     const char *preset;
@@ -390,10 +376,11 @@ static int parse_and_run(int argc, char **argv, const char *resume_dir)
     const int pm = prec_mode_from_name(mode);
     if (pm < 0) return cli_error(CLI_EINPUT, "--mode wants O0, O1, O2 or O3, got '%s'", mode);
     ak_dtype low;
-    int rc = want_dtype("--dtype", dtype, false, &low);
+    int rc = cli_want_dtype("--dtype", dtype, false, &low);
     if (rc) return rc;
     prec_options_default(&o.prec, (prec_mode)pm, low);
-    if (stats_dtype && (rc = want_dtype("--stats-dtype", stats_dtype, true, &o.stats_dtype)) != 0)
+    if (stats_dtype &&
+        (rc = cli_want_dtype("--stats-dtype", stats_dtype, true, &o.stats_dtype)) != 0)
         return rc;
     if (optimizer) {
         if (strcmp(optimizer, "sgd") == 0)

@@ -17,40 +17,8 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "scratch.h"
 #include "record.h"
-
-/* ---- a scratch directory per test ------------------------------------------------------ */
-static char base[64];
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static void base_setup(void)
-{
-    snprintf(base, sizeof base, "/tmp/ampscope-record-XXXXXX");
-    if (!mkdtemp(base)) {
-        perror("mkdtemp");
-        abort();
-    }
-}
-
-static void base_teardown(void)
-{
-    chmod(base, 0700);
-    nftw(base, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* A fresh directory for one test, in dir. */
-static void new_dir(char *dir, size_t len)
-{
-    snprintf(dir, len, "%s/t-XXXXXX", base);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
 
 static void path_in(char *out, size_t len, const char *dir, const char *name)
 {
