@@ -9,8 +9,8 @@
 
 /* Count one rounded element: r is the result in format `to`, fl the flags
  * its rounding raised. */
-FPE_INLINE void count_one(fpe_format_id to, uint32_t r, uint8_t fl, bool x_finite_nonzero, bool x_dazed,
-                          fpe_chop_counts *c)
+FPE_INLINE void count_one(fpe_format_id to, uint32_t r, uint8_t fl, bool x_finite_nonzero,
+                          bool x_dazed, fpe_chop_counts *c)
 {
     const uint32_t mag = r & (fk_sign(to) - 1);
     c->flushed += x_finite_nonzero && mag == 0;
@@ -42,8 +42,8 @@ FPE_INLINE uint32_t chop_one_f64(fpe_format_id to, fpe_env *env, double x, fpe_c
     const uint8_t fl = env->flags;
     env->flags = saved | fl;
     const uint64_t xb = fpe_f64_bits(x);
-    const bool x_finite_nonzero = (xb & 0x7FF0000000000000ull) != 0x7FF0000000000000ull &&
-                                  (xb & 0x7FFFFFFFFFFFFFFFull) != 0;
+    const bool x_finite_nonzero =
+        (xb & 0x7FF0000000000000ull) != 0x7FF0000000000000ull && (xb & 0x7FFFFFFFFFFFFFFFull) != 0;
     const bool x_dazed = env->daz && (xb & 0x7FF0000000000000ull) == 0 && x_finite_nonzero;
     count_one(to, r, fl, x_finite_nonzero, x_dazed, c);
     return r;
@@ -88,16 +88,17 @@ static float widen_to_f32(fpe_format_id fmt, fpe_env *env, uint32_t r)
 
 /* ---- the vector path -------------------------------------------------------
  * Arrays are processed in blocks.  A first, branch-free loop (which the
- * compiler vectorizes) rounds every element whose input is normal and whose
- * result is a normal, non-overflowing number of the target format, with the
- * same bias-and-truncate rounding as the scalar fast path, and marks the
- * others.  A second loop sends the marked elements through the general
+ * compiler vectorizes) rounds every element whose input is zero (exact,
+ * no flags) or normal with a normal, non-overflowing result in the target
+ * format (the same bias-and-truncate rounding as the scalar fast path), and
+ * marks the others.  A second loop sends the marked elements through the general
  * conversion with their own random index.  Only marked elements can flush,
  * become subnormal, overflow, be NaN or raise anything but inexact. */
 #define CHOP_BLOCK 1024
 
 /* Functions built twice, for the baseline and for AVX2, picked at load time. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
+    !defined(__SANITIZE_ADDRESS__)
 #define CHOP_VECTOR __attribute__((target_clones("avx2", "default")))
 /* Philox's 32x32->64-bit multiplies gain from 16 lanes */
 #define CHOP_VECTOR_WIDE __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -110,7 +111,7 @@ static float widen_to_f32(fpe_format_id fmt, fpe_env *env, uint32_t r)
  * the generator holds the words of indices 4(first+j) .. 4(first+j)+3, so
  * laid out in order they start at word (base & 3). */
 CHOP_VECTOR_WIDE static void random_words(const fpe_env *env, uint64_t base, size_t n,
-                                     uint32_t *restrict words)
+                                          uint32_t *restrict words)
 {
     const uint32_t stream = env->sr_stream;
     const uint64_t first = base >> 2;
@@ -126,7 +127,7 @@ CHOP_VECTOR_WIDE static void random_words(const fpe_env *env, uint64_t base, siz
 
 /* The easy-element loop for one rounding mode: BIAS is added below the last
  * kept bit before truncation (see fpe_round_f64_fast). */
-#define CHOP_EASY_LOOP(BIAS, ODD)                                                                   \
+#define CHOP_EASY_LOOP(BIAS, ODD)                                                                  \
     for (size_t i = 0; i < n; i++) {                                                               \
         uint32_t u;                                                                                \
         memcpy(&u, &in[i], sizeof u);                                                              \
@@ -136,10 +137,11 @@ CHOP_VECTOR_WIDE static void random_words(const fpe_env *env, uint64_t base, siz
         const uint32_t rem = h & ulp_m1;                                                           \
         (void)sign;                                                                                \
         const uint32_t r = ((h + (BIAS)) >> shift) | ((ODD) & (rem != 0));                         \
-        const uint32_t easy = ef - lo <= hi - lo;                                                  \
-        out[i] = (uint16_t)((sign << 15) | r);                                                     \
+        const uint32_t zero = (u & 0x7FFFFFFFu) == 0; /* exact, no flags: +-0 */                   \
+        const uint32_t easy = (ef - lo <= hi - lo) | zero;                                         \
+        out[i] = (uint16_t)((sign << 15) | (r & (zero - 1u)));                                     \
         rare[i] = (uint8_t)!easy;                                                                  \
-        inexact += (rem != 0) & easy;                                                              \
+        inexact += (rem != 0) & easy & !zero;                                                      \
         nrare += !easy;                                                                            \
     }
 
@@ -148,7 +150,8 @@ CHOP_VECTOR_WIDE static void random_words(const fpe_env *env, uint64_t base, siz
  * of inexact easy elements. */
 CHOP_VECTOR static size_t chop_block_easy(int fmt, int mode, const float *restrict in,
                                           uint16_t *restrict out, uint8_t *restrict rare,
-                                          const uint32_t *restrict rnd, size_t n, size_t *rare_count)
+                                          const uint32_t *restrict rnd, size_t n,
+                                          size_t *rare_count)
 {
     /* f32 exponent fields whose results are normal and cannot overflow:
      * fp16 2^-14 <= |x| < 2^15, bf16 2^-126 <= |x| < 2^127 */
@@ -202,7 +205,8 @@ static float widen16(int fmt, fpe_env *env, uint16_t r)
     if (fmt == FPE_FMT_BF16) return f32_from_bits((uint32_t)r << 16);
     const uint32_t ef = (r >> 10) & 0x1F;
     if (ef - 1 < 30) /* normal: rebias the exponent */
-        return f32_from_bits(((uint32_t)(r & 0x8000) << 16) | (((uint32_t)(r & 0x7FFF) << 13) + (112u << 23)));
+        return f32_from_bits(((uint32_t)(r & 0x8000) << 16) |
+                             (((uint32_t)(r & 0x7FFF) << 13) + (112u << 23)));
     return widen_to_f32((fpe_format_id)fmt, env, r);
 }
 
@@ -231,7 +235,8 @@ int fpe_chop_f32(fpe_env *env, fpe_format_id fmt, const float *in, float *out, s
             const size_t m = n - i < CHOP_BLOCK ? n - i : CHOP_BLOCK;
             uint16_t r[CHOP_BLOCK];
             chop_f32_u16_blocks(env, fmt, in + i, r, m, &c);
-            for (size_t k = 0; k < m; k++) out[i + k] = widen16(fmt, env, r[k]);
+            for (size_t k = 0; k < m; k++)
+                out[i + k] = widen16(fmt, env, r[k]);
         }
     }
     add_counts(counts, &c);

@@ -78,6 +78,29 @@ AK_OPS(AK_OP_DECLARE)
 #undef AK_OP_DECLARE
 
 extern const ak_ops ak_cpu_ops;
+
+/* ---- the cpu backend's scratch memory ----------------------------------------- */
+/* Work buffers that the cpu backend keeps between calls (b->impl), one per
+ * purpose, so that a training step does not map and fault in fresh pages
+ * for every GEMM and convolution.  Contents are undefined on return. */
+typedef enum ak_cpu_scratch_slot {
+    AK_SCRATCH_CONV_COL, /* conv2d: col, or dcol */
+    AK_SCRATCH_CONV_CM,  /* conv2d: the channel-major Ycm or dYcm */
+    AK_SCRATCH_GEMM_A,   /* gemm: A widened to fp32 */
+    AK_SCRATCH_GEMM_B,   /* gemm: B widened to fp32 */
+    AK_SCRATCH_GEMM_ACC, /* gemm: the fp32 accumulator of a 16-bit C */
+    AK_SCRATCH_SLOTS
+} ak_cpu_scratch_slot;
+
+/* The buffer of slot, at least count * size bytes, in *p (NULL when the
+ * product is 0); AK_ENOMEM with a message naming call when it cannot be
+ * had. */
+int ak_cpu_scratch(ak_backend *b, ak_cpu_scratch_slot slot, const char *call, size_t count,
+                   size_t size, void **p);
+/* The state of a cpu backend (b->impl): NULL when it cannot be allocated;
+ * ak_cpu_state_free releases it and every buffer. */
+void *ak_cpu_state_new(void);
+void ak_cpu_state_free(void *impl);
 extern const ak_ops ak_cuda_ops; /* defined only when built with CUDA */
 
 struct ak_backend {

@@ -105,6 +105,11 @@ static ak_backend *open_cpu(void)
     if (!b) return NULL;
     b->kind = AK_CPU;
     b->ops = &ak_cpu_ops;
+    b->impl = ak_cpu_state_new();
+    if (!b->impl) {
+        free(b);
+        return NULL;
+    }
     cpu_model_name(b->device, sizeof b->device);
     return b;
 }
@@ -157,6 +162,7 @@ void ak_close(ak_backend *b)
 #if defined(AK_HAVE_CUDA)
     if (b->kind == AK_CUDA) ak_cuda_close(b);
 #endif
+    if (b->kind == AK_CPU) ak_cpu_state_free(b->impl);
     free(b);
 }
 

@@ -1,8 +1,17 @@
-/* cpu/update.c: the optimizer step and update as plain loops over the
- * element code of elem/update.h (the arithmetic is spelled out in
- * kernels/update.c). */
+/* cpu/update.c: the optimizer step and update on the host (the arithmetic
+ * is spelled out in kernels/update.c).
+ *
+ * The work goes in chunks of AK_UPDATE_CHUNK elements, as the GPU gathers
+ * the rounding loss per thread and block.  Parameters with fp32 masters (O0, O1, O2) take a fast
+ * path that gives the same bits as the element loop of elem/update.h (which the cuda backend runs):
+ * the master update is fp32 arithmetic in a loop the compiler specializes per optimizer, and the
+ * 16-bit model copy, if any, is the emulator's array conversion fpe_chop_f32_to_u16, whose element
+ * i is fpe_convert_k with sr_index env.sr_index + i, as in the element code.  Without masters (O3)
+ * each element runs ak_update_elem. */
 #include "backend.h"
 #include "elem/update.h"
+
+enum { AK_UPDATE_CHUNK = 1024 };
 
 int ak_cpu_opt_step_begin(ak_backend *b, const ak_opt_config *cfg, ak_opt_state *state,
                           const float *found_inf)
@@ -11,6 +20,72 @@ int ak_cpu_opt_step_begin(ak_backend *b, const ak_opt_config *cfg, ak_opt_state 
     if (found_inf && *found_inf != 0.0f) return AK_OK;
     ak_opt_step_advance(cfg, state);
     return AK_OK;
+}
+
+/* Elements start .. start+len-1 of the gradient as fp32 values. */
+static const float *grad_chunk(const ak_param *p, size_t start, size_t len, float *buf)
+{
+    if (p->grad.dtype == AK_F32) return (const float *)p->grad.data + start;
+    const uint16_t *g = (const uint16_t *)p->grad.data + start;
+    if (p->grad.dtype == AK_F16)
+        for (size_t i = 0; i < len; i++)
+            buf[i] = ak_widen_f32(AK_F16, g[i]);
+    else
+        for (size_t i = 0; i < len; i++)
+            buf[i] = ak_widen_f32(AK_BF16, g[i]);
+    return buf;
+}
+
+/* One chunk with fp32 masters: the masters in place, then the model copy. */
+FPE_INLINE void master_chunk(int kind, const ak_opt_scalars *s, const ak_param *p, size_t start,
+                             size_t len, ak_update_acc *acc)
+{
+    float gbuf[AK_UPDATE_CHUNK];
+    const float *g = grad_chunk(p, start, len, gbuf);
+    float *master = (float *)p->master.data + start;
+    for (size_t i = 0; i < len; i++) {
+        const float w = master[i];
+        const float delta = ak_canonical_nan(ak_opt_delta_k(kind, s, p, start + i, w, g[i]));
+        const float updated = ak_canonical_nan(w + delta);
+        master[i] = updated;
+        if (acc) ak_update_account(acc, s->two_p, w, delta, updated);
+    }
+    if (p->model.data) {
+        fpe_env env = ak_elem_env(s->mode, s->seed, s->stream, s->index + start);
+        (void)fpe_chop_f32_to_u16(&env, (fpe_format_id)p->model.dtype, master,
+                                  (uint16_t *)p->model.data + start, len, NULL);
+    }
+}
+
+static void elem_chunk(const ak_opt_scalars *s, const ak_param *p, size_t start, size_t len,
+                       ak_update_acc *acc)
+{
+    for (size_t i = start; i < start + len; i++)
+        ak_update_elem(s, p, i, acc);
+}
+
+/* The chunk routine for s and p: kind a constant in each fast one. */
+typedef void (*chunk_fn)(const ak_opt_scalars *, const ak_param *, size_t, size_t, ak_update_acc *);
+#define AK_CHUNK_KINDS(X)                                                                          \
+    X(master, AK_OPT_SGD, sgd)                                                                     \
+    X(master, AK_OPT_MOMENTUM, momentum)                                                           \
+    X(master, AK_OPT_ADAM, adam)                                                                   \
+    X(master, AK_OPT_ADAMW, adamw)
+#define AK_DEFINE_CHUNK(path, kind, name)                                                          \
+    static void path##_##name(const ak_opt_scalars *s, const ak_param *p, size_t start,            \
+                              size_t len, ak_update_acc *acc)                                      \
+    {                                                                                              \
+        path##_chunk(kind, s, p, start, len, acc);                                                 \
+    }
+AK_CHUNK_KINDS(AK_DEFINE_CHUNK)
+#undef AK_DEFINE_CHUNK
+
+static chunk_fn chunk_for(const ak_opt_scalars *s, const ak_param *p)
+{
+    static const chunk_fn master[] = {master_sgd, master_momentum, master_adam, master_adamw};
+    const bool known = s->kind >= AK_OPT_SGD && s->kind <= AK_OPT_ADAMW;
+    if (known && p->master.data) return master[s->kind - AK_OPT_SGD];
+    return elem_chunk;
 }
 
 int ak_cpu_update(ak_backend *b, const ak_opt_config *cfg, const ak_param *p,
@@ -24,25 +99,19 @@ int ak_cpu_update(ak_backend *b, const ak_opt_config *cfg, const ak_param *p,
     const ak_opt_scalars s =
         ak_opt_scalars_of(cfg, p, state->step, state->beta1_pow, state->beta2_pow);
     const size_t n = p->master.data ? p->master.n : p->model.n;
-    if (!loss) {
-        for (size_t i = 0; i < n; i++)
-            ak_update_elem(&s, p, i, NULL);
-        return AK_OK;
-    }
-    /* the sums are gathered in chunks, as the GPU gathers them per thread
-     * and block, so that both stay close to the exact sums */
+    const chunk_fn run = chunk_for(&s, p);
     ak_update_acc acc = {0, 0, 0, 0.0, 0.0};
-    for (size_t start = 0; start < n; start += 1024) {
-        const size_t end = n - start > 1024 ? start + 1024 : n;
+    for (size_t start = 0; start < n; start += AK_UPDATE_CHUNK) {
+        const size_t len = n - start > AK_UPDATE_CHUNK ? AK_UPDATE_CHUNK : n - start;
         ak_update_acc part = {0, 0, 0, 0.0, 0.0};
-        for (size_t i = start; i < end; i++)
-            ak_update_elem(&s, p, i, &part);
+        run(&s, p, start, len, loss ? &part : NULL);
         acc.nonzero += part.nonzero;
         acc.lost += part.lost;
         acc.predicted_lost += part.predicted_lost;
         acc.sum_abs_err += part.sum_abs_err;
         acc.sum_abs_intended += part.sum_abs_intended;
     }
+    if (!loss) return AK_OK;
     loss->elements += n;
     loss->nonzero += acc.nonzero;
     loss->lost += acc.lost;

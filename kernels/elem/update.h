@@ -133,15 +133,16 @@ typedef struct ak_update_acc {
 } ak_update_acc;
 
 /* The intended update of element i (w its stored weight, g its gradient),
- * with the moments m and v updated in place. */
-FPE_INLINE float ak_opt_delta(const ak_opt_scalars *s, const ak_param *p, size_t i, float w,
-                              float g)
+ * with the moments m and v updated in place; kind is s->kind (a separate
+ * argument so that a loop calling this with a constant is specialized). */
+FPE_INLINE float ak_opt_delta_k(int kind, const ak_opt_scalars *s, const ak_param *p, size_t i,
+                                float w, float g)
 {
-    if (s->kind == AK_OPT_SGD) {
+    if (kind == AK_OPT_SGD) {
         const float g1 = s->decay ? g + s->wd * w : g;
         return s->neg_lr * g1;
     }
-    if (s->kind == AK_OPT_MOMENTUM) {
+    if (kind == AK_OPT_MOMENTUM) {
         const float g1 = s->decay ? g + s->wd * w : g;
         const float buf = ak_canonical_nan(
             s->first_step ? g1 : s->momentum * ak_load_f32(p->m, i) + s->one_minus_damp * g1);
@@ -150,7 +151,7 @@ FPE_INLINE float ak_opt_delta(const ak_opt_scalars *s, const ak_param *p, size_t
         return s->neg_lr * g2;
     }
     /* Adam, AdamW */
-    const float g1 = (s->kind == AK_OPT_ADAM && s->decay) ? g + s->wd * w : g;
+    const float g1 = (kind == AK_OPT_ADAM && s->decay) ? g + s->wd * w : g;
     const float m = ak_canonical_nan(s->beta1 * ak_load_f32(p->m, i) + s->one_minus_beta1 * g1);
     const float v =
         ak_canonical_nan(s->beta2 * ak_load_f32(p->v, i) + (s->one_minus_beta2 * g1) * g1);
@@ -158,8 +159,23 @@ FPE_INLINE float ak_opt_delta(const ak_opt_scalars *s, const ak_param *p, size_t
     ak_store_f32_rne(p->v, i, v);
     const float denom = sqrtf(v) / s->bc2_sqrt + s->eps;
     float u = (s->step_size * m) / denom;
-    if (s->kind == AK_OPT_ADAMW && s->decay) u = u + s->lr_wd * w;
+    if (kind == AK_OPT_ADAMW && s->decay) u = u + s->lr_wd * w;
     return -u;
+}
+
+/* Adds one element's rounding loss to acc: old the stored weight before,
+ * intended the update, now the stored weight after (as values).  Only
+ * finite old, intended and new values are measured. */
+FPE_INLINE void ak_update_account(ak_update_acc *acc, double two_p, double old, double intended,
+                                  double now)
+{
+    if (!ak_is_finite(old) || !ak_is_finite(intended) || !ak_is_finite(now)) return;
+    acc->sum_abs_intended += fabs(intended);
+    if (intended == 0.0) return;
+    acc->nonzero++;
+    acc->lost += now == old;
+    acc->predicted_lost += fabs(old) >= fabs(intended) * two_p; /* exact: a power of two */
+    acc->sum_abs_err += fabs((now - old) - intended);
 }
 
 /* Updates element i: the master (rounded to nearest even) and the model
@@ -172,7 +188,7 @@ FPE_INLINE void ak_update_elem(const ak_opt_scalars *s, const ak_param *p, size_
     const bool o3 = p->master.data == NULL;
     const float w = ak_load_f32(o3 ? p->model : p->master, i);
     const float g = ak_load_f32(p->grad, i);
-    const float delta = ak_canonical_nan(ak_opt_delta(s, p, i, w, g));
+    const float delta = ak_canonical_nan(ak_opt_delta_k(s->kind, s, p, i, w, g));
     fpe_env env = ak_elem_env(s->mode, s->seed, s->stream, s->index + i);
     float updated;
     if (!o3) {
@@ -187,16 +203,7 @@ FPE_INLINE void ak_update_elem(const ak_opt_scalars *s, const ak_param *p, size_
         ((uint16_t *)p->model.data)[i] = (uint16_t)bits;
         updated = ak_widen_f32(p->model.dtype, bits);
     }
-    if (!acc) return;
-    /* only finite old, intended and new values are measured */
-    const double old = w, intended = delta, now = updated;
-    if (!ak_is_finite(old) || !ak_is_finite(intended) || !ak_is_finite(now)) return;
-    acc->sum_abs_intended += fabs(intended);
-    if (intended == 0.0) return;
-    acc->nonzero++;
-    acc->lost += now == old;
-    acc->predicted_lost += fabs(old) >= fabs(intended) * s->two_p; /* exact: a power of two */
-    acc->sum_abs_err += fabs((now - old) - intended);
+    if (acc) ak_update_account(acc, s->two_p, w, delta, updated);
 }
 
 #endif

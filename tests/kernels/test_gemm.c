@@ -418,6 +418,70 @@ END_TEST
 /* ---- bad arguments ---------------------------------------------------------------- */
 /* ok with `change` made must fail with code, the message naming ak_gemm
  * and saying text. */
+/* A 16-bit C with alpha 1 and beta 0 (every forward GEMM of training) is
+ * the fp32 result of the same product rounded once to C's format: each
+ * element against fpe_f32_to_f16/bf16 of an fp32-C run, bit for bit, with
+ * values that overflow C's format, fall to its subnormals and NaN/infinite
+ * inputs; the gap beyond n in each row of C stays as it was. */
+START_TEST(alpha_one_beta_zero_rounds_the_fp32_result)
+{
+    ak_backend *b = kt_open_cpu();
+    ts_rng r;
+    ts_rng_init(&r, ts_seed());
+    const ak_dtype dts[] = {AK_F16, AK_BF16};
+    for (int d = 0; d < 2; d++)
+        for (int t = 0; t < 4; t++) {
+            const ak_dtype dt = dts[d];
+            const bool ta = t & 1, tb = t & 2;
+            const size_t m = 7, n = 33, k = 19, ldc = n + 3;
+            uint32_t abits[7 * 19], bbits[19 * 33], c32[7 * 36], c16[7 * 36];
+            for (size_t i = 0; i < m * k; i++) {
+                /* magnitudes 2^-14 .. 2^12: products from below fp16's
+                 * subnormals to beyond its largest value */
+                const double v = (2 * ts_uniform(&r) - 1) * ldexp(1.0, (int)ts_below(&r, 27) - 14);
+                abits[i] = kt_from_f64(dt, v);
+            }
+            for (size_t i = 0; i < k * n; i++)
+                bbits[i] = random_elem(&r, dt);
+            abits[3] = kt_marker_nan(dt);
+            abits[k + 2] = kt_from_f64(dt, -INFINITY);
+            for (size_t i = 0; i < m * ldc; i++)
+                c16[i] = kt_marker_nan(dt);
+            kt_buf da = kt_buf_alloc(b, m * k, dt), db = kt_buf_alloc(b, k * n, dt),
+                   dc32 = kt_buf_alloc(b, m * ldc, AK_F32), dc16 = kt_buf_alloc(b, m * ldc, dt);
+            kt_buf_put(&da, abits);
+            kt_buf_put(&db, bbits);
+            kt_buf_put(&dc16, c16);
+            ak_gemm_args g = {ta,   tb,         m,    n,          k,      1.0f, 0.0f,
+                              da.t, ta ? m : k, db.t, tb ? k : n, dc32.t, ldc,  AK_COMPUTE_32F};
+            ck_assert_msg(ak_gemm(b, &g) == AK_OK, "%s", ak_error(b));
+            g.c = dc16.t;
+            ck_assert_msg(ak_gemm(b, &g) == AK_OK, "%s", ak_error(b));
+            kt_buf_get(&dc32, c32);
+            kt_buf_get(&dc16, c16);
+            size_t bad = 0, nonfinite = 0;
+            for (size_t i = 0; i < m * ldc; i++) {
+                fpe_env env = fpe_env_default();
+                const uint32_t want = i % ldc >= n   ? kt_marker_nan(dt)
+                                      : dt == AK_F16 ? fpe_f32_to_f16(&env, c32[i])
+                                                     : fpe_f32_to_bf16(&env, c32[i]);
+                nonfinite += i % ldc < n && !isfinite(kt_value(dt, want));
+                if (c16[i] != want && bad++ < 4)
+                    fprintf(stderr, "%s t%d: C[%zu] = 0x%04x, expected 0x%04x\n", ak_dtype_name(dt),
+                            t, i, c16[i], want);
+            }
+            ck_assert_uint_eq(bad, 0);
+            ck_assert_uint_gt(nonfinite, 0); /* the NaN and the infinity reached C */
+            ck_assert(kt_buf_guards_ok(&dc16));
+            kt_buf_free(&da);
+            kt_buf_free(&db);
+            kt_buf_free(&dc32);
+            kt_buf_free(&dc16);
+        }
+    ak_close(b);
+}
+END_TEST
+
 #define FAILS(change, code, text)                                                                  \
     do {                                                                                           \
         g = ok;                                                                                    \
@@ -513,6 +577,7 @@ int main(void)
     tcase_add_test(tc, fast_types_round_inputs);
     tcase_add_test(tc, tf32_hand_cases);
     tcase_add_test(tc, compute_16f_edges);
+    tcase_add_test(tc, alpha_one_beta_zero_rounds_the_fp32_result);
     tcase_add_test(tc, bad_arguments);
     suite_add_tcase(s, tc);
     return ts_run_suite(s);
