@@ -15,10 +15,12 @@
 #include <unistd.h>
 
 /* ---- tables and names ------------------------------------------------------------ */
-static const char *const table_files[REC_TABLES] = {REC_STEPS_CSV, REC_TENSORS_CSV, REC_UPDATES_CSV,
-                                                    REC_HIST_CSV, REC_EVAL_CSV};
+static const char *const table_files[REC_TABLES] = {
+    REC_STEPS_CSV, REC_TENSORS_CSV, REC_UPDATES_CSV,   REC_HIST_CSV,
+    REC_EVAL_CSV,  REC_TRACE_CSV,   REC_TRACE_HIST_CSV};
 static const char *const table_headers[REC_TABLES] = {
-    REC_STEPS_HEADER, REC_TENSORS_HEADER, REC_UPDATES_HEADER, REC_HIST_HEADER, REC_EVAL_HEADER};
+    REC_STEPS_HEADER, REC_TENSORS_HEADER, REC_UPDATES_HEADER,   REC_HIST_HEADER,
+    REC_EVAL_HEADER,  REC_TRACE_HEADER,   REC_TRACE_HIST_HEADER};
 
 const char *rec_table_file(rec_table t) { return (unsigned)t < REC_TABLES ? table_files[t] : NULL; }
 
@@ -665,6 +667,61 @@ int rec_write_eval(rec_log *log, const rec_eval_row *r)
     return emit(log, &l);
 }
 
+/* A trace row's values, checked before anything is written: the counts
+ * must add up (zero and non-finite values are part of count), amax is a
+ * finite magnitude and the scale a non-negative number (0 and inf are
+ * where an unguarded scale ends up, so they stay recordable). */
+static int check_trace(rec_log *log, const char *call, const rec_trace_row *r)
+{
+    int status = check_step(log, call, r->step, NULL);
+    if (status != AN_OK) return status;
+    if (r->found_inf != 0 && r->found_inf != 1)
+        return log_fail(log, AN_EINVAL, "%s: found_inf %d is not 0 or 1", call, r->found_inf);
+    if (!(r->loss_scale >= 0))
+        return log_fail(log, AN_EINVAL, "%s: loss_scale %g is not a number >= 0", call,
+                        r->loss_scale);
+    if (r->zero > r->count || r->nonfinite > r->count - r->zero)
+        return log_fail(log, AN_EINVAL,
+                        "%s: zero %" PRIu64 " + nonfinite %" PRIu64 " > count %" PRIu64, call,
+                        r->zero, r->nonfinite, r->count);
+    if (!(r->amax >= 0 && isfinite(r->amax)))
+        return log_fail(log, AN_EINVAL, "%s: amax %g is not a finite number >= 0", call, r->amax);
+    return AN_OK;
+}
+
+int rec_write_trace(rec_log *log, const rec_trace_row *r)
+{
+    int status = check_log(log, REC_TRACE, "rec_write_trace");
+    if (status != AN_OK) return status;
+    if (!r) return log_fail(log, AN_EINVAL, "rec_write_trace: row is NULL");
+    if ((status = check_trace(log, "rec_write_trace", r)) != AN_OK) return status;
+    csv_line l = {.n = 0};
+    put_i64(&l, r->step);
+    put_f64(&l, r->loss_scale);
+    put_i64(&l, r->found_inf);
+    put_u64(&l, r->count);
+    put_u64(&l, r->zero);
+    put_u64(&l, r->nonfinite);
+    put_f64(&l, r->amax);
+    return emit(log, &l);
+}
+
+int rec_write_trace_hist(rec_log *log, const rec_trace_hist_row *r)
+{
+    int status = check_log(log, REC_TRACE_HIST, "rec_write_trace_hist");
+    if (status != AN_OK) return status;
+    if (!r) return log_fail(log, AN_EINVAL, "rec_write_trace_hist: row is NULL");
+    if ((status = check_step(log, "rec_write_trace_hist", r->step, NULL)) != AN_OK) return status;
+    char label[REC_BIN_LABEL_MAX];
+    if (!rec_hist_bin_label(r->bin, label))
+        return log_fail(log, AN_EINVAL, "rec_write_trace_hist: invalid bin %d", r->bin);
+    csv_line l = {.n = 0};
+    put_i64(&l, r->step);
+    put(&l, "%s", label);
+    put_u64(&l, r->count);
+    return emit(log, &l);
+}
+
 int rec_write_tensor_stats(rec_log *log, int64_t step, const char *layer, rec_kind kind,
                            ak_dtype dtype, float scale, const ak_stats *s)
 {
@@ -705,6 +762,33 @@ int rec_write_hist_stats(rec_log *log, int64_t step, const char *layer, rec_kind
         row.bin = bin;
         row.count = s->hist[bin];
         if ((status = rec_write_hist(log, &row)) != AN_OK) return status;
+    }
+    return AN_OK;
+}
+
+int rec_write_trace_stats(rec_log *trace, rec_log *hist, int64_t step, double loss_scale,
+                          bool found_inf, const ak_stats *s)
+{
+    int status = check_log(trace, REC_TRACE, "rec_write_trace_stats");
+    if (status != AN_OK) return status;
+    if ((status = check_log(hist, REC_TRACE_HIST, "rec_write_trace_stats")) != AN_OK) return status;
+    if (!s) return log_fail(trace, AN_EINVAL, "rec_write_trace_stats: stats is NULL");
+    const rec_trace_row row = {.step = step,
+                               .loss_scale = loss_scale,
+                               .found_inf = found_inf ? 1 : 0,
+                               .count = s->count,
+                               .zero = s->zero,
+                               .nonfinite = s->nonfinite,
+                               .amax = s->amax};
+    /* Checked up front so that a bad step leaves neither log half-written. */
+    if ((status = check_trace(trace, "rec_write_trace_stats", &row)) != AN_OK) return status;
+    if ((status = rec_write_trace(trace, &row)) != AN_OK) return status;
+    rec_trace_hist_row h = {.step = step};
+    for (int bin = 0; bin < AK_HIST_BINS; bin++) {
+        if (s->hist[bin] == 0) continue;
+        h.bin = bin;
+        h.count = s->hist[bin];
+        if ((status = rec_write_trace_hist(hist, &h)) != AN_OK) return status;
     }
     return AN_OK;
 }
@@ -871,6 +955,39 @@ static int parse_eval_row(const field_ctx *c, void *out)
                : AN_OK;
 }
 
+static int get_flag(const field_ctx *c, int col, int *v)
+{
+    bool b;
+    if (get_bool(c, col, &b) != AN_OK) return AN_EFORMAT;
+    *v = b ? 1 : 0;
+    return AN_OK;
+}
+
+static int parse_trace_row(const field_ctx *c, void *out)
+{
+    rec_trace_row *r = out;
+    if (get_i64(c, 0, &r->step) || get_f64(c, 1, &r->loss_scale) || get_flag(c, 2, &r->found_inf) ||
+        get_u64(c, 3, &r->count) || get_u64(c, 4, &r->zero) || get_u64(c, 5, &r->nonfinite) ||
+        get_f64(c, 6, &r->amax))
+        return AN_EFORMAT;
+    /* What the writer guarantees, so that readers may rely on it. */
+    if (!(r->loss_scale >= 0)) return bad_field(c, 1, "a number >= 0");
+    if (r->zero > r->count || r->nonfinite > r->count - r->zero)
+        return an_fail(c->msg, c->msg_len, AN_EFORMAT,
+                       "%s:%zu: zero %" PRIu64 " + nonfinite %" PRIu64 " > count %" PRIu64, c->path,
+                       c->line, r->zero, r->nonfinite, r->count);
+    if (!(r->amax >= 0 && isfinite(r->amax))) return bad_field(c, 6, "a finite number >= 0");
+    return AN_OK;
+}
+
+static int parse_trace_hist_row(const field_ctx *c, void *out)
+{
+    rec_trace_hist_row *r = out;
+    return get_i64(c, 0, &r->step) || get_bin(c, 1, &r->bin) || get_u64(c, 2, &r->count)
+               ? AN_EFORMAT
+               : AN_OK;
+}
+
 #define MAX_COLUMNS 32
 
 static int read_table(const char *path, rec_table t, size_t row_size,
@@ -981,6 +1098,19 @@ int rec_read_eval(const char *path, rec_eval_row **rows, size_t *n, char *msg, s
 {
     return read_table(path, REC_EVAL, sizeof **rows, parse_eval_row, (void **)rows, n, msg,
                       msg_len);
+}
+
+int rec_read_trace(const char *path, rec_trace_row **rows, size_t *n, char *msg, size_t msg_len)
+{
+    return read_table(path, REC_TRACE, sizeof **rows, parse_trace_row, (void **)rows, n, msg,
+                      msg_len);
+}
+
+int rec_read_trace_hist(const char *path, rec_trace_hist_row **rows, size_t *n, char *msg,
+                        size_t msg_len)
+{
+    return read_table(path, REC_TRACE_HIST, sizeof **rows, parse_trace_hist_row, (void **)rows, n,
+                      msg, msg_len);
 }
 
 /* ---- run.json ------------------------------------------------------------------------------ */

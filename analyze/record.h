@@ -43,13 +43,15 @@ extern "C" {
 #endif
 
 /* ---- file names and column lists ------------------------------------------ */
-#define REC_RUN_JSON    "run.json"
-#define REC_CHECKPOINT  "checkpoint.safetensors"
-#define REC_STEPS_CSV   "steps.csv"
-#define REC_TENSORS_CSV "tensors.csv"
-#define REC_UPDATES_CSV "updates.csv"
-#define REC_HIST_CSV    "hist.csv"
-#define REC_EVAL_CSV    "eval.csv"
+#define REC_RUN_JSON       "run.json"
+#define REC_CHECKPOINT     "checkpoint.safetensors"
+#define REC_STEPS_CSV      "steps.csv"
+#define REC_TENSORS_CSV    "tensors.csv"
+#define REC_UPDATES_CSV    "updates.csv"
+#define REC_HIST_CSV       "hist.csv"
+#define REC_EVAL_CSV       "eval.csv"
+#define REC_TRACE_CSV      "trace.csv"
+#define REC_TRACE_HIST_CSV "trace_hist.csv"
 
 /* found_inf and skipped are 0 or 1. */
 #define REC_STEPS_HEADER "step,epoch,loss,loss_scale,found_inf,skipped,lr"
@@ -69,9 +71,27 @@ extern "C" {
  * 2^(e+1), or "zero", or "nonfinite". */
 #define REC_HIST_HEADER "step,layer,kind,bin,count"
 #define REC_EVAL_HEADER "epoch,step,test_loss,test_accuracy"
+/* The gradient trace, one row per step (analyze/replay.h replays loss-scale
+ * policies over it): over every activation and weight gradient of the step
+ * (of the scaled loss, as stored), their count, zeros, non-finite values
+ * and max |g| over the finite ones (ak_stats.amax), the scale
+ * the step's loss was multiplied by and whether the step found an
+ * overflow (0 or 1). */
+#define REC_TRACE_HEADER "step,loss_scale,found_inf,count,zero,nonfinite,amax"
+/* The same gradients' log2 histogram, long format, nonzero bins only (bin
+ * as in hist.csv). */
+#define REC_TRACE_HIST_HEADER "step,bin,count"
 
-typedef enum rec_table { REC_STEPS, REC_TENSORS, REC_UPDATES, REC_HIST, REC_EVAL } rec_table;
-#define REC_TABLES 5
+typedef enum rec_table {
+    REC_STEPS,
+    REC_TENSORS,
+    REC_UPDATES,
+    REC_HIST,
+    REC_EVAL,
+    REC_TRACE,
+    REC_TRACE_HIST
+} rec_table;
+#define REC_TABLES 7
 const char *rec_table_file(rec_table t);   /* "steps.csv", ...; NULL for an invalid id */
 const char *rec_table_header(rec_table t); /* REC_STEPS_HEADER, ...; NULL for an invalid id */
 
@@ -160,6 +180,20 @@ typedef struct rec_eval_row {
     double test_accuracy; /* in [0, 1] */
 } rec_eval_row;
 
+typedef struct rec_trace_row {
+    int64_t step;
+    double loss_scale;
+    int found_inf; /* 0 or 1 */
+    uint64_t count, zero, nonfinite;
+    double amax;
+} rec_trace_row;
+
+typedef struct rec_trace_hist_row {
+    int64_t step;
+    int bin; /* AK_HIST_* index */
+    uint64_t count;
+} rec_trace_hist_row;
+
 /* The rows the writers derive from the kernels' results: fractions are
  * num / den in double, NaN when den is 0. */
 int rec_tensor_row_of(rec_tensor_row *row, int64_t step, const char *layer, rec_kind kind,
@@ -200,6 +234,8 @@ int rec_write_tensor(rec_log *log, const rec_tensor_row *row);
 int rec_write_update(rec_log *log, const rec_update_row *row);
 int rec_write_hist(rec_log *log, const rec_hist_row *row);
 int rec_write_eval(rec_log *log, const rec_eval_row *row);
+int rec_write_trace(rec_log *log, const rec_trace_row *row);
+int rec_write_trace_hist(rec_log *log, const rec_trace_hist_row *row);
 /* Straight from the kernels' results (via rec_*_row_of). */
 int rec_write_tensor_stats(rec_log *log, int64_t step, const char *layer, rec_kind kind,
                            ak_dtype dtype, float scale, const ak_stats *s);
@@ -207,6 +243,10 @@ int rec_write_update_loss(rec_log *log, int64_t step, const char *layer, const a
 /* One row per nonzero bin of s->hist, in bin order (zero first). */
 int rec_write_hist_stats(rec_log *log, int64_t step, const char *layer, rec_kind kind,
                          const ak_stats *s);
+/* A step's trace from the statistics s of all its gradients: the trace row
+ * (amax = s->amax) in trace, one trace_hist row per nonzero bin in hist. */
+int rec_write_trace_stats(rec_log *trace, rec_log *hist, int64_t step, double loss_scale,
+                          bool found_inf, const ak_stats *s);
 
 /* ---- reading the logs ------------------------------------------------------------------- */
 /* Reads every row of a log into a malloc'ed array (*rows, free() it; NULL
@@ -219,6 +259,9 @@ int rec_read_tensors(const char *path, rec_tensor_row **rows, size_t *n, char *m
 int rec_read_updates(const char *path, rec_update_row **rows, size_t *n, char *msg, size_t msg_len);
 int rec_read_hist(const char *path, rec_hist_row **rows, size_t *n, char *msg, size_t msg_len);
 int rec_read_eval(const char *path, rec_eval_row **rows, size_t *n, char *msg, size_t msg_len);
+int rec_read_trace(const char *path, rec_trace_row **rows, size_t *n, char *msg, size_t msg_len);
+int rec_read_trace_hist(const char *path, rec_trace_hist_row **rows, size_t *n, char *msg,
+                        size_t msg_len);
 
 /* ---- run.json ----------------------------------------------------------------------------- */
 /* {

@@ -64,6 +64,9 @@ static void help(FILE *out)
         "the record:\n"
         "  --stats-every N        statistics of every layer's tensors (default 10; 0 never)\n"
         "  --hist-every N         log2 histograms (default 100; 0 never)\n"
+        "  --trace-every N        the gradient trace (trace.csv, trace_hist.csv: max |g| and the\n"
+        "                         log2 histogram of all gradients, for `ampscope recommend`;\n"
+        "                         default 1; 0 never)\n"
         "  --stats-dtype T        the format the statistics are for (default --dtype; lets an\n"
         "                         O0 run say what fp16 would have done)\n"
         "  --no-progress          no progress line on a terminal\n"
@@ -308,6 +311,8 @@ static int parse_and_run(int argc, char **argv, const char *resume_dir)
             rc = cli_want_int(a, v, 0, INT64_C(1) << 40, &o.stats_every);
         else if (IS("hist-every"))
             rc = cli_want_int(a, v, 0, INT64_C(1) << 40, &o.hist_every);
+        else if (IS("trace-every"))
+            rc = cli_want_int(a, v, 0, INT64_C(1) << 40, &o.trace_every);
         else if (IS("diverge-after"))
             rc = cli_want_int(a, v, 0, INT64_C(1) << 40, &o.diverge_after);
         else if (IS("lr")) {

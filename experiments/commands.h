@@ -8,6 +8,9 @@ int cmd_emu(int argc, char **argv);   /* cmd_emu.c */
 int cmd_bench(int argc, char **argv); /* cmd_bench.c */
 int cmd_train(int argc, char **argv); /* cmd_train.c */
 int cmd_grad(int argc, char **argv);  /* cmd_grad.c */
+int cmd_report(int argc, char **argv); /* cmd_report.c */
+int cmd_reproduce(int argc, char **argv); /* cmd_reproduce.c */
+int cmd_recommend(int argc, char **argv); /* cmd_recommend.c */
 int bench_kernels(int argc, char **argv); /* bench_kernels.c: `bench kernels` */
 int bench_train(int argc, char **argv);   /* bench_train.c: `bench train` */
 

@@ -54,6 +54,7 @@ void train_options_default(train_options *o)
     o->opt.round = ak_rounding_rne();
     o->stats_every = 10;
     o->hist_every = 100;
+    o->trace_every = 1;
     o->diverge_after = 100;
     o->accumulate = 1;
     ak_scaler_preset("none", &o->scaler, NULL, 0);
@@ -79,10 +80,13 @@ typedef struct run {
     float *found_inf;
     ak_stats *stats; /* n_layers x REC_KINDS, backend memory */
     ak_stats *stats_host;
+    ak_stats *trace; /* every gradient of the step, backend memory */
+    ak_stats trace_host;
     ak_update_loss *loss; /* one per layer, backend memory */
     ak_update_loss *loss_host;
     ak_opt_config opt;
     rec_log *steps_log, *tensors_log, *updates_log, *hist_log, *eval_log;
+    rec_log *trace_log, *trace_hist_log;
     rec_run *record;
     char path[4096];
     float scale_used;                /* the scale the current step multiplies its loss by */
@@ -177,10 +181,13 @@ static int open_logs(run *r, int64_t steps_done, char *msg, size_t len)
     if (r->tensors_log)
         r->updates_log = rec_log_open_table(dir, REC_UPDATES, keep, why, sizeof why);
     if (r->updates_log) r->hist_log = rec_log_open_table(dir, REC_HIST, keep, why, sizeof why);
-    if (r->hist_log && r->test)
+    if (r->hist_log) r->trace_log = rec_log_open_table(dir, REC_TRACE, keep, why, sizeof why);
+    if (r->trace_log)
+        r->trace_hist_log = rec_log_open_table(dir, REC_TRACE_HIST, keep, why, sizeof why);
+    if (r->trace_hist_log && r->test)
         r->eval_log = rec_log_open_table(dir, REC_EVAL, keep_eval, why, sizeof why);
-    if (!r->steps_log || !r->tensors_log || !r->updates_log || !r->hist_log ||
-        (r->test && !r->eval_log))
+    if (!r->steps_log || !r->tensors_log || !r->updates_log || !r->hist_log || !r->trace_log ||
+        !r->trace_hist_log || (r->test && !r->eval_log))
         return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
 }
@@ -202,6 +209,7 @@ static int alloc_state(run *r, char *msg, size_t len)
     if (!rc) rc = ak_alloc(b, sizeof *r->opt_state, (void **)&r->opt_state);
     if (!rc) rc = ak_alloc(b, sizeof(float), (void **)&r->found_inf);
     if (!rc) rc = ak_alloc(b, n_stats * sizeof *r->stats, (void **)&r->stats);
+    if (!rc) rc = ak_alloc(b, sizeof *r->trace, (void **)&r->trace);
     if (!rc) rc = ak_alloc(b, (size_t)r->net.n_layers * sizeof *r->loss, (void **)&r->loss);
     if (!rc) rc = ak_alloc(b, sizeof *r->inv_micro, (void **)&r->inv_micro);
     if (!rc) rc = ak_alloc(b, sizeof *r->sumsq, (void **)&r->sumsq);
@@ -268,6 +276,25 @@ static int step_stats(run *r, int64_t step, bool stats, bool hist, size_t rows)
     return 0;
 }
 
+/* The gradient trace: the statistics of every activation and weight
+ * gradient of the step together (of the scaled loss, as stored; with
+ * --accumulate, the last micro-batch's), for analyze/replay.h. */
+static int step_trace(run *r, size_t rows)
+{
+    model *m = r->m;
+    const fpe_format_id target = (fpe_format_id)r->o->stats_dtype;
+    int rc = ak_zero(r->b, r->trace, sizeof *r->trace);
+    for (int i = 0; i < r->net.n_layers && !rc; i++) {
+        const size_t out_n = rows * net_out_features(&r->net.layers[i]);
+        rc = ak_stats_accumulate(r->b, ak_tensor_of(m->dact[i].data, out_n, m->dact[i].dtype),
+                                 target, NULL, r->trace);
+    }
+    for (int k = 0; k < m->n_params && !rc; k++)
+        rc = ak_stats_accumulate(r->b, m->params[k].grad_run, target, NULL, r->trace);
+    if (!rc) rc = ak_to_host(r->b, &r->trace_host, r->trace, sizeof r->trace_host);
+    return rc;
+}
+
 /* One step: --accumulate micro-batches from it, each forward and backward,
  * their gradients summed (then divided by their number), one update.
  * *loss_out the mean of the micro-batches' losses, *steps_at_min the
@@ -314,6 +341,8 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     if ((stats || hist) && step_stats(r, step, stats, hist, rows) != 0)
         return an_fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
                        ak_error(b), rec_log_error(r->tensors_log));
+    const bool trace = o->trace_every > 0 && step % o->trace_every == 0;
+    if (trace && step_trace(r, rows) != 0) return backend_fail(r, msg, len, "the gradient trace");
     /* 7. unscale + finite check, once per update, then the clipping */
     ak_tensor grads[MODEL_MAX_PARAMS];
     const int n = model_grads(m, grads);
@@ -368,6 +397,9 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     r->skips += row.skipped;
     r->scale_used = st.scale;
     bool ok = rec_write_step(r->steps_log, &row) == 0;
+    if (ok && trace)
+        ok = rec_write_trace_stats(r->trace_log, r->trace_hist_log, step, row.loss_scale,
+                                   row.found_inf, &r->trace_host) == 0;
     if (o->stats_every > 0 && step % o->stats_every == 0)
         for (int i = 0; i < r->net.n_layers && ok; i++)
             if (net_has_params(&r->net.layers[i]))
@@ -376,11 +408,13 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     /* a killed run keeps every completed step's rows */
     if (ok)
         ok = rec_log_flush(r->steps_log) == 0 && rec_log_flush(r->updates_log) == 0 &&
-             rec_log_flush(r->tensors_log) == 0 && rec_log_flush(r->hist_log) == 0;
+             rec_log_flush(r->tensors_log) == 0 && rec_log_flush(r->hist_log) == 0 &&
+             rec_log_flush(r->trace_log) == 0 && rec_log_flush(r->trace_hist_log) == 0;
     if (!ok)
-        return an_fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s",
+        return an_fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s%s%s",
                        rec_log_error(r->steps_log), rec_log_error(r->updates_log),
-                       rec_log_error(r->tensors_log), rec_log_error(r->hist_log));
+                       rec_log_error(r->tensors_log), rec_log_error(r->hist_log),
+                       rec_log_error(r->trace_log), rec_log_error(r->trace_hist_log));
     return 0;
 }
 
@@ -472,6 +506,8 @@ static void run_free(run *r)
     rec_log_close(r->tensors_log, ignore, sizeof ignore);
     rec_log_close(r->updates_log, ignore, sizeof ignore);
     rec_log_close(r->hist_log, ignore, sizeof ignore);
+    rec_log_close(r->trace_log, ignore, sizeof ignore);
+    rec_log_close(r->trace_hist_log, ignore, sizeof ignore);
     rec_log_close(r->eval_log, ignore, sizeof ignore);
     rec_run_free(r->record);
     if (r->b) {
@@ -479,6 +515,7 @@ static void run_free(run *r)
         ak_free(r->b, r->opt_state);
         ak_free(r->b, r->found_inf);
         ak_free(r->b, r->stats);
+        ak_free(r->b, r->trace);
         ak_free(r->b, r->loss);
         ak_free(r->b, r->inv_micro);
         ak_free(r->b, r->sumsq);

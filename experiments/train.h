@@ -29,6 +29,7 @@ typedef struct train_options {
     ak_opt_config opt; /* optimizer and lr; round.mode RNE or stochastic */
     ak_scaler_config scaler;
     int64_t stats_every, hist_every; /* 0: never */
+    int64_t trace_every;             /* the gradient trace (trace.csv): every N steps, 0 never */
     int64_t diverge_after;           /* steps in a row at --min-scale that count as divergence */
     bool progress;                   /* a progress line on stderr */
     bool resume;                     /* continue the run in out_dir from its checkpoint */

@@ -79,6 +79,17 @@ AK_OPS(AK_OP_DECLARE)
 
 extern const ak_ops ak_cpu_ops;
 
+/* ---- the cpu backend's vector loops ------------------------------------------------- */
+/* A cpu loop built twice, for the baseline and for AVX2, picked when the
+ * program loads (as emulate/chop.c does); the results are the same bits,
+ * only the vector width differs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__CUDACC__)
+#define AK_CPU_VECTOR __attribute__((target_clones("avx2", "default")))
+#else
+#define AK_CPU_VECTOR
+#endif
+
 /* ---- the cpu backend's scratch memory ----------------------------------------- */
 /* Work buffers that the cpu backend keeps between calls (b->impl), one per
  * purpose, so that a training step does not map and fault in fresh pages

@@ -17,10 +17,15 @@ FPE_INLINE void cast16(fpe_format_id from, fpe_format_id to, uint16_t *dst, cons
         dst[i] = (uint16_t)ak_cast_k(from, to, r, i, src[i]);
 }
 
-FPE_INLINE void widen16(fpe_format_id from, uint32_t *dst, const uint16_t *src, size_t n)
+AK_CPU_VECTOR static void widen16(fpe_format_id from, uint32_t *restrict dst,
+                                  const uint16_t *restrict src, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        dst[i] = ak_widen16_k(from, src[i]);
+    if (from == FPE_FMT_F16)
+        for (size_t i = 0; i < n; i++)
+            dst[i] = ak_widen16_k(FPE_FMT_F16, src[i]);
+    else
+        for (size_t i = 0; i < n; i++)
+            dst[i] = ak_widen16_k(FPE_FMT_BF16, src[i]);
 }
 
 int ak_cpu_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *r)
@@ -39,10 +44,7 @@ int ak_cpu_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *
         return AK_OK;
     }
     if (to == FPE_FMT_F32) {
-        if (from == FPE_FMT_F16)
-            widen16(FPE_FMT_F16, (uint32_t *)dst.data, src.data, src.n);
-        else
-            widen16(FPE_FMT_BF16, (uint32_t *)dst.data, src.data, src.n);
+        widen16(from, (uint32_t *)dst.data, src.data, src.n);
         return AK_OK;
     }
     if (from == FPE_FMT_F16)

@@ -247,7 +247,13 @@ START_TEST(names_bins_times)
     ck_assert_int_eq(rec_dtype_parse("F16", &dt), AN_EINVAL);
     ck_assert_str_eq(rec_table_file(REC_HIST), "hist.csv");
     ck_assert_str_eq(rec_table_header(REC_EVAL), "epoch,step,test_loss,test_accuracy");
-    ck_assert_ptr_null(rec_table_file((rec_table)5));
+    ck_assert_str_eq(rec_table_file(REC_TRACE), "trace.csv");
+    ck_assert_str_eq(rec_table_file(REC_TRACE_HIST), "trace_hist.csv");
+    ck_assert_str_eq(rec_table_header(REC_TRACE),
+                     "step,loss_scale,found_inf,count,zero,nonfinite,amax");
+    ck_assert_str_eq(rec_table_header(REC_TRACE_HIST), "step,bin,count");
+    ck_assert_ptr_null(rec_table_file((rec_table)7));
+    ck_assert_ptr_null(rec_table_header((rec_table)-1));
 
     char t[REC_TIME_MAX];
     int64_t s;
@@ -665,6 +671,219 @@ START_TEST(eval_round_trip)
 }
 END_TEST
 
+/* The gradient trace of two steps, from hand_stats (amax 65504) and from
+ * nothing; the rows read back as written and the bins as in hist.csv. */
+START_TEST(trace_round_trip)
+{
+    char dir[128], path[256], msg[512];
+    new_dir(dir, sizeof dir);
+    const ak_stats s = hand_stats();
+    ak_stats empty;
+    memset(&empty, 0, sizeof empty);
+    rec_log *trace = rec_log_open_table(dir, REC_TRACE, -1, msg, sizeof msg);
+    rec_log *hist = rec_log_open_table(dir, REC_TRACE_HIST, -1, msg, sizeof msg);
+    ck_assert(trace && hist);
+    ck_assert_int_eq(rec_write_trace_stats(trace, hist, 0, 65536.0, true, &s), AN_OK);
+    ck_assert_int_eq(rec_write_trace_stats(trace, hist, 1, 32768.0, false, &empty), AN_OK);
+    /* the extremes a scale and an amax can take */
+    const rec_trace_row extra[] = {
+        {2, 0x1p-14, 0, 3, 0, 0, 0x1p-1074}, /* the smallest double amax */
+        {3, 0.0, 1, 3, 1, 2, 0.0},           /* an unguarded scale backed off to 0 */
+        {4, INFINITY, 1, 5, 0, 5, 0.0},      /* or grown to inf; all five values inf */
+        {5, 1.0 / 3.0, 0, 1, 0, 0, 0x1.fffffffffffffp+1023},
+    };
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_int_eq(rec_write_trace(trace, &extra[i]), AN_OK);
+    const rec_trace_hist_row h = {5, AK_HIST_BIN(AK_HIST_EMAX), 1};
+    ck_assert_int_eq(rec_write_trace_hist(hist, &h), AN_OK);
+    ck_assert_int_eq(rec_log_close(trace, msg, sizeof msg), AN_OK);
+    ck_assert_int_eq(rec_log_close(hist, msg, sizeof msg), AN_OK);
+
+    path_in(path, sizeof path, dir, "trace.csv");
+    assert_file(path, "step,loss_scale,found_inf,count,zero,nonfinite,amax\n"
+                      "0,65536,1,10,2,1,65504\n"
+                      "1,32768,0,0,0,0,0\n"
+                      "2,6.103515625e-05,0,3,0,0,4.9406564584124654e-324\n"
+                      "3,0,1,3,1,2,0\n"
+                      "4,inf,1,5,0,5,0\n"
+                      "5,0.33333333333333331,0,1,0,0,1.7976931348623157e+308\n");
+    rec_trace_row *rows;
+    size_t n;
+    ck_assert_int_eq(rec_read_trace(path, &rows, &n, msg, sizeof msg), AN_OK);
+    ck_assert_uint_eq(n, 6);
+    ck_assert(rows[0].step == 0 && rows[0].loss_scale == 65536.0 && rows[0].found_inf == 1);
+    ck_assert(rows[0].count == 10 && rows[0].zero == 2 && rows[0].nonfinite == 1);
+    ck_assert(rows[0].amax == 65504.0);
+    ck_assert(rows[1].step == 1 && rows[1].loss_scale == 32768.0 && rows[1].found_inf == 0);
+    ck_assert(rows[1].count == 0 && rows[1].amax == 0.0);
+    for (size_t i = 0; i < 4; i++) {
+        const rec_trace_row *r = &rows[2 + i];
+        ck_assert_int_eq(r->step, extra[i].step);
+        ck_assert(same_f64(r->loss_scale, extra[i].loss_scale));
+        ck_assert_int_eq(r->found_inf, extra[i].found_inf);
+        ck_assert(r->count == extra[i].count && r->zero == extra[i].zero &&
+                  r->nonfinite == extra[i].nonfinite);
+        ck_assert(same_f64(r->amax, extra[i].amax));
+    }
+    free(rows);
+
+    path_in(path, sizeof path, dir, "trace_hist.csv");
+    assert_file(path, "step,bin,count\n"
+                      "0,zero,2\n"
+                      "0,-149,1\n"
+                      "0,-24,3\n"
+                      "0,15,2\n"
+                      "0,127,1\n"
+                      "0,nonfinite,1\n"
+                      "5,127,1\n");
+    rec_trace_hist_row *hrows;
+    ck_assert_int_eq(rec_read_trace_hist(path, &hrows, &n, msg, sizeof msg), AN_OK);
+    ck_assert_uint_eq(n, 7);
+    const int bins[7] = {0, 1, 126, 165, 277, 278, 277}; /* 1 + e + 149 */
+    const uint64_t counts[7] = {2, 1, 3, 2, 1, 1, 1};
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(hrows[i].step, i < 6 ? 0 : 5);
+        ck_assert_int_eq(hrows[i].bin, bins[i]);
+        ck_assert_uint_eq(hrows[i].count, counts[i]);
+    }
+    free(hrows);
+}
+END_TEST
+
+START_TEST(trace_writers_reject)
+{
+    char dir[128], path[256], msg[512];
+    new_dir(dir, sizeof dir);
+    rec_log *trace = rec_log_open_table(dir, REC_TRACE, -1, msg, sizeof msg);
+    rec_log *hist = rec_log_open_table(dir, REC_TRACE_HIST, -1, msg, sizeof msg);
+    rec_log *steps = rec_log_open_table(dir, REC_STEPS, -1, msg, sizeof msg);
+    ck_assert(trace && hist && steps);
+    const rec_trace_row good = {1, 1024.0, 0, 10, 2, 1, 3.5};
+    rec_trace_row r = good;
+
+    ck_assert_int_eq(rec_write_trace(steps, &r), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(steps), "rec_write_trace: ");
+    ASSERT_MSG(rec_log_error(steps), "is not a trace.csv log");
+    ck_assert_int_eq(rec_write_trace(hist, &r), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(hist), "is not a trace.csv log");
+    ck_assert_int_eq(rec_write_trace(NULL, &r), AN_EINVAL);
+    ck_assert_int_eq(rec_write_trace(trace, NULL), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "rec_write_trace: row is NULL");
+    r.step = -1;
+    ck_assert_int_eq(rec_write_trace(trace, &r), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "rec_write_trace: step -1 < 0");
+    r = good;
+    r.found_inf = 2;
+    ck_assert_int_eq(rec_write_trace(trace, &r), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "found_inf 2 is not 0 or 1");
+    r = good;
+    r.loss_scale = NAN;
+    ck_assert_int_eq(rec_write_trace(trace, &r), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "loss_scale nan is not a number >= 0");
+    r.loss_scale = -1.0;
+    ck_assert_int_eq(rec_write_trace(trace, &r), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "loss_scale -1 is not");
+    r = good;
+    r.nonfinite = 9; /* 2 + 9 > 10 */
+    ck_assert_int_eq(rec_write_trace(trace, &r), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "zero 2 + nonfinite 9 > count 10");
+    r.zero = UINT64_MAX; /* no wraparound lets it pass */
+    r.nonfinite = 11;
+    ck_assert_int_eq(rec_write_trace(trace, &r), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "> count 10");
+    r = good;
+    r.amax = INFINITY;
+    ck_assert_int_eq(rec_write_trace(trace, &r), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "amax inf is not a finite number >= 0");
+    r.amax = NAN;
+    ck_assert_int_eq(rec_write_trace(trace, &r), AN_EINVAL);
+    r.amax = -0.5;
+    ck_assert_int_eq(rec_write_trace(trace, &r), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "amax -0.5");
+
+    rec_trace_hist_row h = {1, AK_HIST_BINS, 1};
+    ck_assert_int_eq(rec_write_trace_hist(hist, &h), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(hist), "rec_write_trace_hist: invalid bin 279");
+    h.bin = -1;
+    ck_assert_int_eq(rec_write_trace_hist(hist, &h), AN_EINVAL);
+    h = (rec_trace_hist_row){-2, AK_HIST_ZERO, 1};
+    ck_assert_int_eq(rec_write_trace_hist(hist, &h), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(hist), "step -2 < 0");
+    ck_assert_int_eq(rec_write_trace_hist(hist, NULL), AN_EINVAL);
+    ck_assert_int_eq(rec_write_trace_hist(trace, &h), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "is not a trace_hist.csv log");
+
+    /* from the stats: every check comes before the first row */
+    ak_stats st = hand_stats();
+    ck_assert_int_eq(rec_write_trace_stats(trace, hist, 0, 1.0, false, NULL), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "rec_write_trace_stats: stats is NULL");
+    ck_assert_int_eq(rec_write_trace_stats(trace, steps, 0, 1.0, false, &st), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(steps), "rec_write_trace_stats: ");
+    ASSERT_MSG(rec_log_error(steps), "is not a trace_hist.csv log");
+    ck_assert_int_eq(rec_write_trace_stats(hist, hist, 0, 1.0, false, &st), AN_EINVAL);
+    ck_assert_int_eq(rec_write_trace_stats(trace, hist, -5, 1.0, false, &st), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "rec_write_trace_stats: step -5 < 0");
+    ck_assert_int_eq(rec_write_trace_stats(trace, hist, 0, -1.0, false, &st), AN_EINVAL);
+    st.zero = 20;
+    ck_assert_int_eq(rec_write_trace_stats(trace, hist, 0, 1.0, false, &st), AN_EINVAL);
+    ASSERT_MSG(rec_log_error(trace), "zero 20 + nonfinite 1 > count 10");
+    ck_assert_int_eq(rec_log_close(trace, msg, sizeof msg), AN_OK);
+    ck_assert_int_eq(rec_log_close(hist, msg, sizeof msg), AN_OK);
+    ck_assert_int_eq(rec_log_close(steps, msg, sizeof msg), AN_OK);
+    /* nothing but the headers was written */
+    path_in(path, sizeof path, dir, "trace.csv");
+    assert_file(path, "step,loss_scale,found_inf,count,zero,nonfinite,amax\n");
+    path_in(path, sizeof path, dir, "trace_hist.csv");
+    assert_file(path, "step,bin,count\n");
+}
+END_TEST
+
+/* A resumed run cuts both trace logs back to the checkpoint's step. */
+START_TEST(trace_resume_truncates)
+{
+    char dir[128], path[256], msg[512];
+    new_dir(dir, sizeof dir);
+    path_in(path, sizeof path, dir, "trace.csv");
+    put_file(path, "step,loss_scale,found_inf,count,zero,nonfinite,amax\n"
+                   "0,65536,0,4,1,0,2\n"
+                   "1,65536,1,4,1,1,2\n"
+                   "2,32768,0,4,1,0,2\n"
+                   "3,32768,0,4,1,0,2\n"
+                   "4,327");
+    rec_log *trace = rec_log_open_table(dir, REC_TRACE, 1, msg, sizeof msg);
+    ck_assert_msg(trace != NULL, "%s", msg);
+    assert_file(path, "step,loss_scale,found_inf,count,zero,nonfinite,amax\n"
+                      "0,65536,0,4,1,0,2\n"
+                      "1,65536,1,4,1,1,2\n");
+    path_in(path, sizeof path, dir, "trace_hist.csv");
+    put_file(path, "step,bin,count\n0,zero,1\n0,1,3\n1,zero,1\n1,nonfinite,1\n2,zero,1\n"
+                   "2,1,3\n3,ze");
+    rec_log *hist = rec_log_open_table(dir, REC_TRACE_HIST, 1, msg, sizeof msg);
+    ck_assert_msg(hist != NULL, "%s", msg);
+    assert_file(path, "step,bin,count\n0,zero,1\n0,1,3\n1,zero,1\n1,nonfinite,1\n");
+
+    /* the run goes on from step 2 */
+    ak_stats s;
+    memset(&s, 0, sizeof s);
+    s.count = 2;
+    s.zero = 1;
+    s.nonzero = 1;
+    s.amax = 0.75;
+    s.hist[AK_HIST_ZERO] = 1;
+    s.hist[AK_HIST_BIN(-1)] = 1;
+    ck_assert_int_eq(rec_write_trace_stats(trace, hist, 2, 32768.0, false, &s), AN_OK);
+    ck_assert_int_eq(rec_log_close(trace, msg, sizeof msg), AN_OK);
+    ck_assert_int_eq(rec_log_close(hist, msg, sizeof msg), AN_OK);
+    assert_file(path, "step,bin,count\n0,zero,1\n0,1,3\n1,zero,1\n1,nonfinite,1\n"
+                      "2,zero,1\n2,-1,1\n");
+    path_in(path, sizeof path, dir, "trace.csv");
+    assert_file(path, "step,loss_scale,found_inf,count,zero,nonfinite,amax\n"
+                      "0,65536,0,4,1,0,2\n"
+                      "1,65536,1,4,1,1,2\n"
+                      "2,32768,0,2,1,0,0.75\n");
+}
+END_TEST
+
 /* ---- the readers' rejections -------------------------------------------------------------------
  */
 static void expect_read_error(const char *dir, const char *name, const char *text, const char *part)
@@ -683,6 +902,10 @@ static void expect_read_error(const char *dir, const char *name, const char *tex
         status = rec_read_updates(path, (rec_update_row **)&rows, &n, msg, sizeof msg);
     else if (strcmp(name, "hist.csv") == 0)
         status = rec_read_hist(path, (rec_hist_row **)&rows, &n, msg, sizeof msg);
+    else if (strcmp(name, "trace.csv") == 0)
+        status = rec_read_trace(path, (rec_trace_row **)&rows, &n, msg, sizeof msg);
+    else if (strcmp(name, "trace_hist.csv") == 0)
+        status = rec_read_trace_hist(path, (rec_trace_hist_row **)&rows, &n, msg, sizeof msg);
     else
         status = rec_read_eval(path, (rec_eval_row **)&rows, &n, msg, sizeof msg);
     ck_assert_int_eq(status, AN_EFORMAT);
@@ -731,6 +954,36 @@ START_TEST(readers_reject)
                       "hist.csv:2: column 'bin': '128' is not a binade exponent");
     expect_read_error(dir, "eval.csv", "epoch,step,test_loss,test_accuracy\n0,1,0.5\n",
                       "eval.csv:2: expected 4 fields, got 3");
+
+#define TRACE REC_TRACE_HEADER "\n"
+    expect_read_error(dir, "trace.csv", TRACE "0,1,0,4,1,0,2\n1,1,0,4,1,0\n",
+                      "trace.csv:3: expected 7 fields, got 6");
+    expect_read_error(dir, "trace.csv", TRACE "0,x,0,4,1,0,2\n",
+                      "trace.csv:2: column 'loss_scale': 'x' is not a number");
+    expect_read_error(dir, "trace.csv", TRACE "0,-2,0,4,1,0,2\n",
+                      "column 'loss_scale': '-2' is not a number >= 0");
+    expect_read_error(dir, "trace.csv", TRACE "0,nan,0,4,1,0,2\n",
+                      "column 'loss_scale': 'nan' is not a number >= 0");
+    expect_read_error(dir, "trace.csv", TRACE "0,1,2,4,1,0,2\n",
+                      "column 'found_inf': '2' is not 0 or 1");
+    expect_read_error(dir, "trace.csv", TRACE "-1,1,0,4,1,0,2\n", "column 'step': '-1'");
+    expect_read_error(dir, "trace.csv", TRACE "0,1,0,-4,1,0,2\n",
+                      "column 'count': '-4' is not a non-negative integer");
+    expect_read_error(dir, "trace.csv", TRACE "0,1,0,4,3,2,2\n",
+                      "trace.csv:2: zero 3 + nonfinite 2 > count 4");
+    expect_read_error(dir, "trace.csv", TRACE "0,1,0,4,5,0,2\n", "zero 5 + nonfinite 0 > count 4");
+    expect_read_error(dir, "trace.csv", TRACE "0,1,0,4,1,0,inf\n",
+                      "column 'amax': 'inf' is not a finite number >= 0");
+    expect_read_error(dir, "trace.csv", TRACE "0,1,0,4,1,0,-1\n",
+                      "column 'amax': '-1' is not a finite number >= 0");
+    expect_read_error(dir, "trace.csv", "step,loss_scale\n", "header is 'step,loss_scale'");
+    expect_read_error(dir, "trace_hist.csv", "step,bin,count\n0,zero,3\n0,-150,1\n",
+                      "trace_hist.csv:3: column 'bin': '-150' is not a binade exponent");
+    expect_read_error(dir, "trace_hist.csv", "step,bin,count\n0,-3\n",
+                      "trace_hist.csv:2: expected 3 fields, got 2");
+    expect_read_error(dir, "trace_hist.csv", "step,bin,count\n0,-3,1.5\n",
+                      "column 'count': '1.5' is not a non-negative integer");
+#undef TRACE
 
     /* a last line cut short is not a row; a missing file is an I/O error */
     path_in(path, sizeof path, dir, "steps.csv");
@@ -901,6 +1154,9 @@ static Suite *record_suite(void)
     tcase_add_test(tc, updates_round_trip);
     tcase_add_test(tc, hist_only_nonzero_bins);
     tcase_add_test(tc, eval_round_trip);
+    tcase_add_test(tc, trace_round_trip);
+    tcase_add_test(tc, trace_writers_reject);
+    tcase_add_test(tc, trace_resume_truncates);
     tcase_add_test(tc, readers_reject);
     tcase_add_test(tc, run_json_round_trip);
     tcase_add_test(tc, run_json_rejects);

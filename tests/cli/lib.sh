@@ -5,6 +5,8 @@
 #   expect_out TEXT             OUT is exactly TEXT
 #   expect_out_has TEXT         OUT contains TEXT
 #   expect_err_has TEXT         ERR contains TEXT
+#   links_exist DIR             every href/src of DIR/index.html names a file in DIR
+#   figure_ok DIR NAME          DIR/NAME.png is a PNG of some size, DIR/NAME.svg an SVG
 #   finish                      prints a summary; exits 1 if anything failed
 #
 # A failed expectation is reported with the command and the test goes on, so
@@ -69,4 +71,24 @@ finish() {
         exit 1
     fi
     echo "$(basename "$0"): all $CHECKS checks passed"
+}
+
+# every href/src of DIR/index.html but #anchors names a file in DIR
+links_exist() {
+    local dir=$1 link
+    CHECKS=$((CHECKS + 1))
+    while read -r link; do
+        [[ -e $dir/$link ]] || fail "index.html links to missing $link"
+    done < <(grep -o -E '(href|src)="[^"#][^"]*"' "$dir/index.html" | sed -E 's/^[a-z]+="//; s/"$//')
+}
+
+# DIR/NAME.png is a PNG of some size, DIR/NAME.svg an SVG document
+figure_ok() {
+    local dir=$1 name=$2
+    CHECKS=$((CHECKS + 1))
+    [[ $(head -c 8 "$dir/$name.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] ||
+        fail "$name.png is not a PNG"
+    (($(stat -c %s "$dir/$name.png") > 2000)) || fail "$name.png is too small"
+    head -c 100 "$dir/$name.svg" | grep -q -E '^(<\?xml|<svg)' || fail "$name.svg does not start as SVG"
+    [[ $(tail -c 20 "$dir/$name.svg" | tr -d '\n ') == *'</svg>' ]] || fail "$name.svg does not end with </svg>"
 }

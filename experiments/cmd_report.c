@@ -1,0 +1,125 @@
+/* cmd_report.c: `ampscope report`, the figures and index.html of the report
+ * writer (plots/report.h) for any run directories a user made. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "report.h"
+
+static void help(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: ampscope report RUN_DIR... --out DIR [--title T]\n"
+        "\n"
+        "Draws the figures of one or more training runs (`ampscope train --out RUN_DIR`)\n"
+        "and writes DIR/index.html: a table of the runs, the training loss and test\n"
+        "accuracy, the loss scale with the skipped steps, gradient histograms over fp16's\n"
+        "and bf16's ranges, the flushed-to-zero fraction of each layer's gradients and the\n"
+        "lost weight updates, every run overlaid.  Each figure is a PNG and an SVG drawn\n"
+        "by gnuplot from a CSV beside it; DIR/plots/ holds the scripts, so any figure can\n"
+        "be redrawn by hand (the command is under it on the page).\n"
+        "\n"
+        "  --out DIR    the report's folder (created if missing)\n"
+        "  --title T    the page's title (default \"ampscope report\")\n"
+        "\n"
+        "A figure whose data is missing or malformed (a missing or cut-short CSV, a missing\n"
+        "column) is left out with a note on the page naming the file and column; the rest\n"
+        "is still drawn.  gnuplot must be on PATH (apt-get install gnuplot-nox); without it\n"
+        "the tables and every figure's CSV are still written.\n"
+        "\n"
+        "exit status: 0 done, 2 bad input (options, a missing RUN_DIR), 1 anything left\n"
+        "out of the report (see its notes), no gnuplot, or a file that could not be written.\n");
+}
+
+/* A line rewritten in place on a terminal. */
+static void show_progress(void *ctx, const char *what)
+{
+    (void)ctx;
+    fprintf(stderr, "\r\033[Kampscope report: %s", what);
+    fflush(stderr);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    cli_set_context("report");
+    const char *out = NULL, *title = NULL;
+    const char **runs = argc > 1 ? calloc((size_t)argc, sizeof *runs) : NULL;
+    size_t n = 0;
+    bool only_dirs = false; /* after "--" */
+    int rc = CLI_OK;
+    for (int i = 1; i < argc && rc == CLI_OK; i++) {
+        const char *a = argv[i], *v;
+        if (!only_dirs && cli_is_help(a)) {
+            help(stdout);
+            free(runs);
+            return CLI_OK;
+        }
+        if (!only_dirs && strcmp(a, "--") == 0) {
+            only_dirs = true;
+            continue;
+        }
+        if (only_dirs || a[0] != '-' || a[1] == '\0') {
+            if (!runs) {
+                rc = cli_error(CLI_EFAIL, "out of memory");
+                break;
+            }
+            runs[n++] = a;
+            continue;
+        }
+        char key[64];
+        const int m = cli_next_option(argc, argv, &i, key, sizeof key, &v);
+        if (m < 0) {
+            rc = m;
+        } else if (strcmp(key, "out") == 0) {
+            out = v;
+        } else if (strcmp(key, "title") == 0) {
+            title = v;
+        } else {
+            rc = cli_error(CLI_EINPUT, "unknown option '--%s' (see 'ampscope report --help')", key);
+        }
+    }
+    if (rc == CLI_OK && n == 0)
+        rc = cli_error(CLI_EINPUT, "no RUN_DIR given (see 'ampscope report --help')");
+    if (rc == CLI_OK && (!out || !*out)) rc = cli_error(CLI_EINPUT, "--out DIR is required");
+    for (size_t i = 0; rc == CLI_OK && i < n; i++) {
+        struct stat st;
+        if (stat(runs[i], &st) != 0 || !S_ISDIR(st.st_mode))
+            rc = cli_error(CLI_EINPUT, "RUN_DIR %s: no such directory", runs[i]);
+        else if (same_file(runs[i], out))
+            rc = cli_error(CLI_EINPUT, "--out %s is a RUN_DIR: write the report elsewhere", out);
+    }
+    if (rc != CLI_OK) {
+        free(runs);
+        return rc;
+    }
+
+    char msg[1024];
+    rp_report *r = rp_open(out, title, msg, sizeof msg);
+    if (!r) {
+        free(runs);
+        return cli_error(CLI_EFAIL, "%s", msg);
+    }
+    const bool tty = isatty(2);
+    if (tty) rp_set_progress(r, show_progress, NULL);
+    rp_add_runs(r, runs, n);
+    free(runs);
+    if (tty) show_progress(NULL, "writing index.html");
+    const int status = rp_close(r, msg, sizeof msg);
+    if (tty) fprintf(stderr, "\r\033[K");
+    /* the page is written in every case but RP_EIO: say where, then what is wrong */
+    if (status != RP_OK) return cli_error(CLI_EFAIL, "%s", msg);
+    printf("%s/index.html\n", out);
+    return CLI_OK;
+}
