@@ -23,7 +23,7 @@ static void help(FILE *out)
             "against real fp16 training.  Figures are PNG and SVG drawn by gnuplot from the\n"
             "CSV files beside them.  Started again on the same DIR, finished runs are reused.\n"
             "\n"
-            "  --quick        (default) about 7 minutes on a 2-core CPU: one epoch of LeNet-5,\n"
+            "  --quick        (default) about 3 minutes on a 2-core CPU: one epoch of LeNet-5,\n"
             "                 one epoch of the MLP per mode, SimpleNet at width 1024\n"
             "  --full         whole datasets, 5 epochs, SimpleNet at width 4096 batch 512\n"
             "                 (about 2 hours on a 2-core CPU; says so when it starts)\n"

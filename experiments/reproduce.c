@@ -50,7 +50,7 @@ typedef struct level_plan {
 
 static const level_plan plans[] = {
     {"smoke", "40", "1024", "20", "64", "16", "12", "5", "10", 0.5},
-    {"quick", "937", "60000", "1875", "1024", "128", "40", "50", "100", 7},
+    {"quick", "937", "60000", "1875", "1024", "128", "40", "50", "100", 3},
     {"full", "4685", "60000", "9375", "4096", "512", "250", "100", "500", 120},
 };
 
@@ -110,10 +110,16 @@ static bool finished(study *s, const char *name, double *seconds)
     return got && ended;
 }
 
-/* Trains runs/name with `ampscope train ARGS --out OUT/runs/name`; *seconds
- * the wall time of the training (NULL: not wanted).  0, or a CLI status
- * with the reason in s->msg. */
-static int train(study *s, const char *name, const char *const *args, double *seconds)
+/* Trains runs/name with `ampscope train OPTIONS --out OUT/runs/name`,
+ * OPTIONS a printf format of space-separated words (no word holds a space);
+ * *seconds the wall time of the training (NULL: not wanted).  0, or a CLI
+ * status with the reason in s->msg. */
+static int train(study *s, const char *name, double *seconds, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static int train(study *s, const char *name, double *seconds, const char *fmt, ...)
 {
     double wall = 0;
     if (finished(s, name, &wall)) {
@@ -128,11 +134,17 @@ static int train(study *s, const char *name, const char *const *args, double *se
                  strerror(errno));
         return CLI_EFAIL;
     }
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
     const char *argv[64];
     int argc = 0;
     argv[argc++] = "train";
-    for (int i = 0; args[i]; i++)
-        argv[argc++] = args[i];
+    for (char *save = NULL, *w = strtok_r(line, " ", &save); w && argc < 54;
+         w = strtok_r(NULL, " ", &save))
+        argv[argc++] = w;
     argv[argc++] = "--backend";
     argv[argc++] = s->o->backend;
     if (s->o->data_dir) {
@@ -362,22 +374,10 @@ static void study_formats(study *s)
 static int train_mlp_o0(study *s)
 {
     const level_plan *p = s->plan;
-    const char *mlp[] = {"--net",
-                         "mlp",
-                         "--mode",
-                         "O0",
-                         "--steps",
-                         p->mlp_steps,
-                         "--subset",
-                         p->mlp_subset,
-                         "--stats-every",
-                         p->stats_every,
-                         "--hist-every",
-                         p->hist_every,
-                         "--seed",
-                         "1",
-                         NULL};
-    return train(s, "mlp-o0", mlp, NULL);
+    return train(s, "mlp-o0", NULL,
+                 "--net mlp --mode O0 --steps %s --subset %s --stats-every %s --hist-every %s "
+                 "--seed 1",
+                 p->mlp_steps, p->mlp_subset, p->stats_every, p->hist_every);
 }
 
 static const char *kind_label(rec_kind k)
@@ -389,40 +389,15 @@ static void study_underflow(study *s)
 {
     const level_plan *p = s->plan;
     rp_section(s->rep, "underflow", "Underflow: which gradients fp16 and bf16 lose");
-    const char *lenet[] = {"--net",
-                           "lenet5",
-                           "--mode",
-                           "O0",
-                           "--steps",
-                           p->lenet_steps,
-                           "--stats-every",
-                           p->stats_every,
-                           "--hist-every",
-                           p->hist_every,
-                           "--trace-every",
-                           "0",
-                           "--seed",
-                           "1",
-                           NULL};
-    const char *sn[] = {"--net",
-                        "simplenet",
-                        "--width",
-                        p->sn_width,
-                        "--batch",
-                        p->sn_batch,
-                        "--mode",
-                        "O0",
-                        "--steps",
-                        p->sn_steps,
-                        "--stats-every",
-                        "0",
-                        "--hist-every",
-                        "10",
-                        "--trace-every",
-                        "0",
-                        NULL};
-    if (train(s, "lenet5-o0", lenet, NULL) != 0 || train_mlp_o0(s) != 0 ||
-        train(s, "simplenet-o0", sn, NULL) != 0) {
+    if (train(s, "lenet5-o0", NULL,
+              "--net lenet5 --mode O0 --steps %s --stats-every %s --hist-every %s "
+              "--trace-every 0 --seed 1",
+              p->lenet_steps, p->stats_every, p->hist_every) != 0 ||
+        train_mlp_o0(s) != 0 ||
+        train(s, "simplenet-o0", NULL,
+              "--net simplenet --width %s --batch %s --mode O0 --steps %s --stats-every 0 "
+              "--hist-every 10 --trace-every 0",
+              p->sn_width, p->sn_batch, p->sn_steps) != 0) {
         section_failed(s, "the O0 runs of the underflow study");
         return;
     }
@@ -598,71 +573,31 @@ static void study_rounding(study *s)
 {
     const level_plan *p = s->plan;
     rp_section(s->rep, "rounding", "Rounding error: weight updates that fp16 loses");
-    const char *o3[] = {"--net",
-                        "simplenet",
-                        "--width",
-                        p->sn_width,
-                        "--batch",
-                        p->sn_batch,
-                        "--mode",
-                        "O3",
-                        "--dtype",
-                        "fp16",
-                        "--loss-scale",
-                        "pytorch",
-                        "--lr",
-                        "1e-4",
-                        "--steps",
-                        p->sn_steps,
-                        "--stats-every",
-                        "1",
-                        "--hist-every",
-                        "0",
-                        "--trace-every",
-                        "0",
-                        NULL};
-    const char *o2[] = {"--net",
-                        "simplenet",
-                        "--width",
-                        p->sn_width,
-                        "--batch",
-                        p->sn_batch,
-                        "--mode",
-                        "O2",
-                        "--dtype",
-                        "fp16",
-                        "--loss-scale",
-                        "pytorch",
-                        "--lr",
-                        "1e-4",
-                        "--steps",
-                        p->sn_steps,
-                        "--stats-every",
-                        "1",
-                        "--hist-every",
-                        "0",
-                        "--trace-every",
-                        "0",
-                        NULL};
-    if (train(s, "simplenet-o3-fp16", o3, NULL) != 0 ||
-        train(s, "simplenet-o2-fp16", o2, NULL) != 0) {
+    static const char simplenet_lr[] =
+        "--net simplenet --width %s --batch %s --mode %s --dtype fp16 --loss-scale pytorch "
+        "--lr 1e-4 --steps %s --stats-every 1 --hist-every 0 --trace-every 0";
+    if (train(s, "simplenet-o3-fp16", NULL, simplenet_lr, p->sn_width, p->sn_batch, "O3",
+              p->sn_steps) != 0 ||
+        train(s, "simplenet-o2-fp16", NULL, simplenet_lr, p->sn_width, p->sn_batch, "O2",
+              p->sn_steps) != 0) {
         section_failed(s, "the simplenet runs of the rounding study");
         return;
     }
-    rp_claim(s->rep,
-             "Without fp32 master weights, fp16 weights stop moving when |w| >= 2^11 |dw|; with "
-             "masters the updates land.",
-             "Micikevicius et al. 2018: an fp16 weight does not move when |w| >= 2^11 |dw|; "
-             "updating fp16 weights without an fp32 master copy cost about 80% relative accuracy "
-             "on a speech model.",
-             "SimpleNet (PaddlePaddle's AMP tutorial network) with lr 1e-4, O3 (fp16 weights) "
-             "against O2 (fp32 masters): the lost fraction of the nonzero intended updates at "
-             "every step, beside the 2^p rule's prediction (p = 11 for fp16 weights, 24 for the "
-             "fp32 masters).",
-             "We measure lost updates directly, not accuracy on a speech model. For fp16 weights the "
-             "rule and the count agree; for fp32 masters the rule over-predicts, because it "
-             "flags every update up to one unit of the weight's last place, while those between "
-             "half a unit and one unit round up and land.");
+    rp_claim(
+        s->rep,
+        "Without fp32 master weights, fp16 weights stop moving when |w| >= 2^11 |dw|; with "
+        "masters the updates land.",
+        "Micikevicius et al. 2018: an fp16 weight does not move when |w| >= 2^11 |dw|; "
+        "updating fp16 weights without an fp32 master copy cost about 80% relative accuracy "
+        "on a speech model.",
+        "SimpleNet (PaddlePaddle's AMP tutorial network) with lr 1e-4, O3 (fp16 weights) "
+        "against O2 (fp32 masters): the lost fraction of the nonzero intended updates at "
+        "every step, beside the 2^p rule's prediction (p = 11 for fp16 weights, 24 for the "
+        "fp32 masters).",
+        "We measure lost updates directly, not accuracy on a speech model. For fp16 weights the "
+        "rule and the count agree; for fp32 masters the rule over-predicts, because it "
+        "flags every update up to one unit of the weight's last place, while those between "
+        "half a unit and one unit round up and land.");
     csv c = {.ok = false};
     if (!csv_open(s, &c, "lost_updates.csv", "x,y,series") ||
         !lost_rows(s, &c, "simplenet-o3-fp16", "O3 fp16") ||
@@ -687,47 +622,13 @@ static void study_rounding(study *s)
     rp_figure(s->rep, "lines.gp", "rounding_loss", "Training loss of O3 and O2", rv);
 
     /* bf16 updates: nearest against stochastic rounding (O3, no masters) */
-    const char *rne[] = {"--net",
-                         "mlp",
-                         "--mode",
-                         "O3",
-                         "--dtype",
-                         "bf16",
-                         "--lr",
-                         "0.01",
-                         "--steps",
-                         p->mlp_steps,
-                         "--subset",
-                         p->mlp_subset,
-                         "--stats-every",
-                         p->stats_every,
-                         "--hist-every",
-                         "0",
-                         "--trace-every",
-                         "0",
-                         NULL};
-    const char *sr[] = {"--net",
-                        "mlp",
-                        "--mode",
-                        "O3",
-                        "--dtype",
-                        "bf16",
-                        "--lr",
-                        "0.01",
-                        "--steps",
-                        p->mlp_steps,
-                        "--subset",
-                        p->mlp_subset,
-                        "--stats-every",
-                        p->stats_every,
-                        "--hist-every",
-                        "0",
-                        "--trace-every",
-                        "0",
-                        "--stochastic-rounding",
-                        "on",
-                        NULL};
-    if (train(s, "mlp-o3-bf16-rne", rne, NULL) != 0 || train(s, "mlp-o3-bf16-sr", sr, NULL) != 0) {
+    static const char bf16_o3[] =
+        "--net mlp --mode O3 --dtype bf16 --lr 0.01 --steps %s --subset %s --stats-every %s "
+        "--hist-every 0 --trace-every 0 --stochastic-rounding %s";
+    if (train(s, "mlp-o3-bf16-rne", NULL, bf16_o3, p->mlp_steps, p->mlp_subset, p->stats_every,
+              "off") != 0 ||
+        train(s, "mlp-o3-bf16-sr", NULL, bf16_o3, p->mlp_steps, p->mlp_subset, p->stats_every,
+              "on") != 0) {
         section_failed(s, "the bf16 rounding runs");
         return;
     }
@@ -781,30 +682,14 @@ static void study_modes(study *s)
                   "seconds_per_step,speedup_vs_O0"))
         goto fail;
     for (int i = 0; i < 7; i++) {
-        const char *args[] = {"--net",
-                              "mlp",
-                              "--mode",
-                              modes[i].mode,
-                              "--dtype",
-                              modes[i].dtype,
-                              "--loss-scale",
-                              modes[i].scale,
-                              "--steps",
-                              p->mlp_steps,
-                              "--subset",
-                              p->mlp_subset,
-                              "--stats-every",
-                              "0",
-                              "--hist-every",
-                              "0",
-                              "--trace-every",
-                              "0",
-                              "--seed",
-                              "1",
-                              NULL};
         double sec;
         run_summary r;
-        if (train(s, modes[i].name, args, &sec) != 0 || summarize(s, modes[i].name, &r) != 0) {
+        if (train(s, modes[i].name, &sec,
+                  "--net mlp --mode %s --dtype %s --loss-scale %s --steps %s --subset %s "
+                  "--stats-every 0 --hist-every 0 --trace-every 0 --seed 1",
+                  modes[i].mode, modes[i].dtype, modes[i].scale, p->mlp_steps,
+                  p->mlp_subset) != 0 ||
+            summarize(s, modes[i].name, &r) != 0) {
             csv_abort(&c);
             goto fail;
         }
@@ -959,35 +844,13 @@ static void study_scalers(study *s)
     for (int i = 0; i < 4; i++) {
         char name[64];
         snprintf(name, sizeof name, "mlp-O2-f%s-w%s", pts[i].factor, pts[i].window);
-        const char *args[] = {"--net",
-                              "mlp",
-                              "--mode",
-                              "O2",
-                              "--dtype",
-                              "fp16",
-                              "--loss-scale",
-                              "dynamic",
-                              "--init-scale",
-                              "65536",
-                              "--scale-factor",
-                              pts[i].factor,
-                              "--scale-window",
-                              pts[i].window,
-                              "--steps",
-                              p->mlp_steps,
-                              "--subset",
-                              p->mlp_subset,
-                              "--stats-every",
-                              "0",
-                              "--hist-every",
-                              "0",
-                              "--trace-every",
-                              "0",
-                              "--seed",
-                              "1",
-                              NULL};
         run_summary r;
-        if (train(s, name, args, NULL) != 0 || summarize(s, name, &r) != 0) {
+        if (train(s, name, NULL,
+                  "--net mlp --mode O2 --dtype fp16 --loss-scale dynamic --init-scale 65536 "
+                  "--scale-factor %s --scale-window %s --steps %s --subset %s --stats-every 0 "
+                  "--hist-every 0 --trace-every 0 --seed 1",
+                  pts[i].factor, pts[i].window, p->mlp_steps, p->mlp_subset) != 0 ||
+            summarize(s, name, &r) != 0) {
             csv_abort(&v);
             break;
         }
