@@ -291,8 +291,7 @@ static int step_trace(run *r, size_t rows)
     }
     for (int k = 0; k < m->n_params && !rc; k++)
         rc = ak_stats_accumulate(r->b, m->params[k].grad_run, target, NULL, r->trace);
-    if (!rc) rc = ak_to_host(r->b, &r->trace_host, r->trace, sizeof r->trace_host);
-    return rc;
+    return rc; /* read with the step's other results, at its end */
 }
 
 /* One step: --accumulate micro-batches from it, each forward and backward,
@@ -381,6 +380,7 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     if (!rc) rc = ak_to_host(b, &st, r->scaler, sizeof st);
     if (!rc) rc = ak_to_host(b, &found, r->found_inf, sizeof found);
     if (!rc) rc = ak_to_host(b, r->loss_host, r->loss, (size_t)r->net.n_layers * sizeof *r->loss);
+    if (!rc && trace) rc = ak_to_host(b, &r->trace_host, r->trace, sizeof r->trace_host);
     if (rc) return backend_fail(r, msg, len, "reading the step's results");
     if (micro > 1) loss = (float)(loss_sum / (double)micro);
     rec_step_row row;
@@ -696,7 +696,8 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
             (int)stop_signal, (long long)step - 1, o.out_dir);
     if (!rc) {
         printf("%s %s %s: %lld steps, final loss %.6g, skipped %lld", r.net.name,
-               prec_mode_name(o.prec.mode), ak_dtype_name(o.prec.low), (long long)step,
+               prec_mode_name(o.prec.mode),
+               o.prec.mode == PREC_O0 ? "fp32" : ak_dtype_name(o.prec.low), (long long)step,
                (double)loss, (long long)r.skips);
         if (accuracy >= 0) printf(", test accuracy %.4f", accuracy);
         printf("; record in %s\n", o.out_dir);

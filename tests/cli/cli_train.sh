@@ -31,6 +31,19 @@ grep -q '"backend": "cpu"' "$TMP/run/run.json" || fail "run.json backend"
 grep -q '"end_time": "' "$TMP/run/run.json" || fail "run.json has no end time"
 # 640 samples / batch 64 = 10 steps an epoch: evaluations after steps 10, 20, 30
 [[ $(tail -n +2 "$TMP/run/eval.csv" | cut -d, -f2 | tr '\n' ' ') == '10 20 30 ' ]] || fail "eval.csv rows"
+# the gradient trace: a row per step with the step's scale and found_inf; its count is every
+# activation gradient (64 rows x (256 + 256 + 256 + 256 + 10) outputs) and every weight
+# gradient (784 x 256 + 256 + 256 x 256 + 256 + 256 x 10 + 10); the histogram adds up to it
+CHECKS=$((CHECKS + 1))
+[[ $(head -n 1 "$TMP/run/trace.csv") == 'step,loss_scale,found_inf,count,zero,nonfinite,amax' ]] ||
+    fail "trace.csv header"
+[[ $(tail -n +2 "$TMP/run/trace.csv" | cut -d, -f1-3) == $(tail -n +2 "$TMP/run/steps.csv" | cut -d, -f1,4,5) ]] ||
+    fail "trace.csv steps, scales or found_inf differ from steps.csv"
+[[ $(tail -n +2 "$TMP/run/trace.csv" | cut -d, -f4 | sort -u) == $((64 * 1034 + 269322)) ]] ||
+    fail "trace.csv count: $(tail -n +2 "$TMP/run/trace.csv" | cut -d, -f4 | sort -u | tr '\n' ' ')"
+[[ $(awk -F, 'NR > 1 && $1 == 7 { n += $3 } END { print n }' "$TMP/run/trace_hist.csv") == \
+    $((64 * 1034 + 269322)) ]] || fail "trace_hist.csv of step 7 does not add up to the count"
+awk -F, 'NR > 1 && !($7 > 0) { exit 1 }' "$TMP/run/trace.csv" || fail "a trace row has amax <= 0"
 
 # the same seed gives the same losses, bit for bit
 run "$A" train --net mlp --mode O2 --dtype fp16 --loss-scale pytorch --steps 30 --subset 640 \
