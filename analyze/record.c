@@ -1360,3 +1360,39 @@ done:
     json_decref(root);
     return r;
 }
+
+/* ---- a run at its end ------------------------------------------------------------------- */
+int rec_summarize_run(const char *run_dir, rec_run_summary *out, char *msg, size_t msg_len)
+{
+    if (!run_dir || !out)
+        return an_fail(msg, msg_len, AN_EINVAL, "rec_summarize_run: NULL argument");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", run_dir, REC_STEPS_CSV);
+    rec_step_row *st = NULL;
+    size_t n = 0;
+    int rc = rec_read_steps(path, &st, &n, msg, msg_len);
+    if (rc != AN_OK) return rc;
+    if (n == 0) {
+        free(st);
+        return an_fail(msg, msg_len, AN_EFORMAT, "%s has no rows", path);
+    }
+    out->steps = (int64_t)n;
+    out->skipped = 0;
+    for (size_t i = 0; i < n; i++)
+        out->skipped += st[i].skipped;
+    const size_t tail = n / 10 ? n / 10 : 1;
+    double sum = 0;
+    for (size_t i = n - tail; i < n; i++)
+        sum += st[i].loss;
+    out->final_loss = sum / (double)tail;
+    out->final_scale = st[n - 1].loss_scale;
+    free(st);
+    out->test_accuracy = NAN;
+    snprintf(path, sizeof path, "%s/%s", run_dir, REC_EVAL_CSV);
+    if (access(path, F_OK) != 0) return AN_OK;
+    rec_eval_row *ev = NULL;
+    if ((rc = rec_read_eval(path, &ev, &n, msg, msg_len)) != AN_OK) return rc;
+    if (n > 0) out->test_accuracy = ev[n - 1].test_accuracy;
+    free(ev);
+    return AN_OK;
+}

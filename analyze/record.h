@@ -263,6 +263,19 @@ int rec_read_trace(const char *path, rec_trace_row **rows, size_t *n, char *msg,
 int rec_read_trace_hist(const char *path, rec_trace_hist_row **rows, size_t *n, char *msg,
                         size_t msg_len);
 
+/* ---- a run at its end ----------------------------------------------------------------- */
+/* What the record of run_dir says at its end: its steps and skipped steps,
+ * the final loss as the mean of the last 10% of the steps' losses (at
+ * least one: one batch's loss is noisy), the scale of the last step, and
+ * the last evaluation's test accuracy (NaN when eval.csv is absent or has
+ * no rows).  AN_OK; an error naming the file when steps.csv is missing,
+ * malformed or empty, or eval.csv is malformed. */
+typedef struct rec_run_summary {
+    int64_t steps, skipped;
+    double final_loss, final_scale, test_accuracy;
+} rec_run_summary;
+int rec_summarize_run(const char *run_dir, rec_run_summary *out, char *msg, size_t msg_len);
+
 /* ---- run.json ----------------------------------------------------------------------------- */
 /* {
  *   "record_version": 1,

@@ -27,6 +27,7 @@ static const struct command {
     {"grad", cmd_grad, "the gradients of a net at given weights on given samples (safetensors)"},
     {"report", cmd_report, "figures and index.html for run directories (report RUN_DIR... --out DIR)"},
     {"reproduce", cmd_reproduce, "the studies behind the report: trains, analyses, writes DIR/index.html"},
+    {"sweep", cmd_sweep, "train a grid of runs: local processes, or MPI ranks under mpirun"},
     {"recommend", cmd_recommend, "scale_window and scale_factor chosen by replaying a run's gradient trace"},
     {"bench", cmd_bench, "benchmarks: the emulator, the kernels, training steps (bench emu|kernels|train)"},
     {"help", cmd_help, "list the commands, or show one command's help"},

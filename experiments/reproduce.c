@@ -207,43 +207,11 @@ static int merged_hist(study *s, const char *run, rec_kind k, bool all_steps,
     return 0;
 }
 
-typedef struct run_summary {
-    double final_loss, final_accuracy; /* accuracy NaN when not evaluated */
-    int64_t steps, skipped;
-    double final_scale;
-} run_summary;
-
-static int summarize(study *s, const char *run, run_summary *out)
+static int summarize(study *s, const char *run, rec_run_summary *out)
 {
-    char p[4096];
-    run_file(s, p, sizeof p, run, REC_STEPS_CSV);
-    rec_step_row *st = NULL;
-    size_t n = 0;
-    if (rec_read_steps(p, &st, &n, s->msg, sizeof s->msg) != 0) return -1;
-    if (n == 0) {
-        free(st);
-        snprintf(s->msg, sizeof s->msg, "%.900s has no rows", p);
-        return -1;
-    }
-    out->steps = (int64_t)n;
-    out->skipped = 0;
-    for (size_t i = 0; i < n; i++)
-        out->skipped += st[i].skipped;
-    /* the mean of the last 10% of the steps' losses: one batch's loss is noisy */
-    const size_t tail = n / 10 ? n / 10 : 1;
-    double sum = 0;
-    for (size_t i = n - tail; i < n; i++)
-        sum += st[i].loss;
-    out->final_loss = sum / (double)tail;
-    out->final_scale = st[n - 1].loss_scale;
-    free(st);
-    out->final_accuracy = NAN;
-    run_file(s, p, sizeof p, run, REC_EVAL_CSV);
-    rec_eval_row *ev = NULL;
-    if (access(p, F_OK) == 0 && rec_read_eval(p, &ev, &n, s->msg, sizeof s->msg) == 0 && n > 0)
-        out->final_accuracy = ev[n - 1].test_accuracy;
-    free(ev);
-    return 0;
+    char dir[4096];
+    path_of(s, dir, sizeof dir, "runs", run);
+    return rec_summarize_run(dir, out, s->msg, sizeof s->msg) == AN_OK ? 0 : -1;
 }
 
 /* ---- CSV files in OUT ------------------------------------------------------------------ */
@@ -632,7 +600,7 @@ static void study_rounding(study *s)
         section_failed(s, "the bf16 rounding runs");
         return;
     }
-    run_summary a, b;
+    rec_run_summary a, b;
     if (summarize(s, "mlp-o3-bf16-rne", &a) != 0 || summarize(s, "mlp-o3-bf16-sr", &b) != 0) {
         section_failed(s, "the bf16 rounding runs' summaries");
         return;
@@ -648,7 +616,7 @@ static void study_rounding(study *s)
     rp_paragraphf(s->rep,
                   "MLP, O3 bf16 (no masters), lr 0.01, %lld steps: nearest rounding ends with test "
                   "accuracy %.2f%% (loss %.4f), stochastic rounding %.2f%% (loss %.4f).",
-                  (long long)a.steps, 100 * a.final_accuracy, a.final_loss, 100 * b.final_accuracy,
+                  (long long)a.steps, 100 * a.test_accuracy, a.final_loss, 100 * b.test_accuracy,
                   b.final_loss);
     if (!csv_open(s, &c, "bf16_lost.csv", "x,y,series") ||
         !lost_rows(s, &c, "mlp-o3-bf16-rne", "bf16 nearest") ||
@@ -683,7 +651,7 @@ static void study_modes(study *s)
         goto fail;
     for (int i = 0; i < 7; i++) {
         double sec;
-        run_summary r;
+        rec_run_summary r;
         if (train(s, modes[i].name, &sec,
                   "--net mlp --mode %s --dtype %s --loss-scale %s --steps %s --subset %s "
                   "--stats-every 0 --hist-every 0 --trace-every 0 --seed 1",
@@ -697,7 +665,7 @@ static void study_modes(study *s)
         if (i == 0) t0 = per_step;
         csv_row(&c, "%s,%s,%s,%lld,%.5f,%.4f,%lld,%.6f,%.3f", modes[i].mode,
                 i == 0 ? "fp32" : modes[i].dtype, modes[i].scale, (long long)r.steps, r.final_loss,
-                r.final_accuracy, (long long)r.skipped, per_step, t0 / per_step);
+                r.test_accuracy, (long long)r.skipped, per_step, t0 / per_step);
     }
     if (!csv_close(s, &c)) goto fail;
     rp_claim(s->rep,
@@ -844,7 +812,7 @@ static void study_scalers(study *s)
     for (int i = 0; i < 4; i++) {
         char name[64];
         snprintf(name, sizeof name, "mlp-O2-f%s-w%s", pts[i].factor, pts[i].window);
-        run_summary r;
+        rec_run_summary r;
         if (train(s, name, NULL,
                   "--net mlp --mode O2 --dtype fp16 --loss-scale dynamic --init-scale 65536 "
                   "--scale-factor %s --scale-window %s --steps %s --subset %s --stats-every 0 "

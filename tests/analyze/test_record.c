@@ -671,6 +671,49 @@ START_TEST(eval_round_trip)
 }
 END_TEST
 
+/* rec_summarize_run on hand-written records: 20 steps with losses 1..20,
+ * the last 2 (10%) averaged; skips counted; the last scale; the last
+ * evaluation's accuracy, or NaN without eval.csv; bad records named. */
+static void write_text(const char *dir, const char *file, const char *text)
+{
+    char path[256];
+    path_in(path, sizeof path, dir, file);
+    put_file(path, text);
+}
+
+START_TEST(summarize_run)
+{
+    char dir[128], msg[512], text[4096];
+    new_dir(dir, sizeof dir);
+    size_t len = (size_t)snprintf(text, sizeof text, "%s\n", REC_STEPS_HEADER);
+    for (int i = 0; i < 20; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "%d,0,%d,%d,%d,%d,0.01\n", i, i + 1,
+                                i < 19 ? 1024 : 512, i == 4 || i == 18, i == 4 || i == 18);
+    write_text(dir, REC_STEPS_CSV, text);
+    rec_run_summary r;
+    ck_assert_int_eq(rec_summarize_run(dir, &r, msg, sizeof msg), AN_OK);
+    ck_assert_int_eq(r.steps, 20);
+    ck_assert_int_eq(r.skipped, 2);
+    ck_assert(r.final_loss == 19.5); /* (19 + 20) / 2 */
+    ck_assert(r.final_scale == 512);
+    ck_assert(isnan(r.test_accuracy));
+    write_text(dir, REC_EVAL_CSV, REC_EVAL_HEADER "\n0,10,0.5,0.75\n1,20,0.25,0.875\n");
+    ck_assert_int_eq(rec_summarize_run(dir, &r, msg, sizeof msg), AN_OK);
+    ck_assert(r.test_accuracy == 0.875);
+    write_text(dir, REC_EVAL_CSV, REC_EVAL_HEADER "\n0,10,0.5\n");
+    ck_assert_int_ne(rec_summarize_run(dir, &r, msg, sizeof msg), AN_OK);
+    ck_assert_ptr_nonnull(strstr(msg, "eval.csv"));
+    write_text(dir, REC_STEPS_CSV, REC_STEPS_HEADER "\n");
+    ck_assert_int_eq(rec_summarize_run(dir, &r, msg, sizeof msg), AN_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(msg, "steps.csv has no rows"));
+    char missing[256];
+    path_in(missing, sizeof missing, dir, "nowhere");
+    ck_assert_int_ne(rec_summarize_run(missing, &r, msg, sizeof msg), AN_OK);
+    ck_assert_ptr_nonnull(strstr(msg, "nowhere/steps.csv"));
+    ck_assert_int_eq(rec_summarize_run(NULL, &r, msg, sizeof msg), AN_EINVAL);
+}
+END_TEST
+
 /* The gradient trace of two steps, from hand_stats (amax 65504) and from
  * nothing; the rows read back as written and the bins as in hist.csv. */
 START_TEST(trace_round_trip)
@@ -1154,6 +1197,7 @@ static Suite *record_suite(void)
     tcase_add_test(tc, updates_round_trip);
     tcase_add_test(tc, hist_only_nonzero_bins);
     tcase_add_test(tc, eval_round_trip);
+    tcase_add_test(tc, summarize_run);
     tcase_add_test(tc, trace_round_trip);
     tcase_add_test(tc, trace_writers_reject);
     tcase_add_test(tc, trace_resume_truncates);
