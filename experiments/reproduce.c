@@ -60,7 +60,8 @@ typedef struct study {
     const level_plan *plan;
     rp_report *rep;
     char msg[1024];
-    int failures; /* sections that could not be made */
+    int failures;     /* sections that could not be made */
+    bool interrupted; /* a run stopped for SIGINT/SIGTERM: train nothing more */
     double t0;
 } study;
 
@@ -122,6 +123,10 @@ static int train(study *s, const char *name, double *seconds, const char *fmt, .
 static int train(study *s, const char *name, double *seconds, const char *fmt, ...)
 {
     double wall = 0;
+    if (s->interrupted) {
+        snprintf(s->msg, sizeof s->msg, "not trained: reproduce was interrupted");
+        return CLI_EFAIL;
+    }
     if (finished(s, name, &wall)) {
         progress(s, "%s: reusing the finished run", name);
         if (seconds) *seconds = wall;
@@ -162,6 +167,8 @@ static int train(study *s, const char *name, double *seconds, const char *fmt, .
     wall = bench_seconds_now() - t;
     cli_set_context("reproduce");
     if (rc != 0 && rc != CLI_EDIVERGED) {
+        /* train finishes the step, keeps the record and reports the signal */
+        if (strstr(cli_error_message(), "interrupted by signal")) s->interrupted = true;
         snprintf(s->msg, sizeof s->msg, "run %s: %s", name, cli_error_message());
         return rc;
     }
@@ -888,6 +895,11 @@ int reproduce_run(const repro_options *o, char *msg, size_t msg_len)
     study_modes(&s);
     study_scalers(&s);
     const int rc = rp_close(s.rep, msg, msg_len);
+    if (s.interrupted)
+        return an_fail(msg, msg_len, CLI_EFAIL,
+                       "interrupted: the report in %s is partial; run the same command again to "
+                       "finish it (finished runs are reused)",
+                       o->out_dir);
     progress(&s, "report: %s/index.html", o->out_dir);
     if (rc == RP_ENOGNUPLOT)
         return an_fail(msg, msg_len, CLI_EFAIL,

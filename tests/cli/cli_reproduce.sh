@@ -54,6 +54,28 @@ expect_status 0
 CHECKS=$((CHECKS + 1))
 [[ -s $TMP/rep/runs/mlp-O1-bf16/wall_seconds ]] || fail "the unfinished run was not trained again"
 
+# SIGTERM midway: the current run's step finishes, nothing more is trained, exit 1 with how to
+# go on; the same command then finishes the report
+"$A" reproduce --smoke --out "$TMP/int" >"$TMP/int.out" 2>"$TMP/int.err" &
+pid=$!
+for _ in $(seq 100); do
+    [[ -e $TMP/int/runs/mlp-o0/wall_seconds ]] && break
+    sleep 0.1
+done
+kill -TERM $pid
+STATUS=0
+wait $pid || STATUS=$?
+OUT=$(cat "$TMP/int.out")
+ERR=$(cat "$TMP/int.err")
+LAST_CMD="reproduce --smoke, SIGTERM after the first runs"
+expect_status 1
+expect_err_has 'run the same command again'
+run "$A" reproduce --smoke --out "$TMP/int"
+expect_status 0
+expect_err_has 'lenet5-o0: reusing the finished run'
+CHECKS=$((CHECKS + 1))
+! grep -q 'Left out' "$TMP/int/index.html" || fail "the resumed report left something out"
+
 # ---- bad input: one line, exit 2, nothing run ----
 run "$A" reproduce --smoke
 expect_status 2
