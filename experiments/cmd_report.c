@@ -9,12 +9,13 @@
 #include "cli.h"
 #include "commands.h"
 #include "report.h"
+#include "sweep.h"
 
 static void help(FILE *out)
 {
     fprintf(
         out,
-        "usage: ampscope report RUN_DIR... --out DIR [--title T]\n"
+        "usage: ampscope report RUN_DIR... --out DIR [--title T] [--axes X,Y]\n"
         "\n"
         "Draws the figures of one or more training runs (`ampscope train --out RUN_DIR`)\n"
         "and writes DIR/index.html: a table of the runs, the training loss and test\n"
@@ -24,15 +25,24 @@ static void help(FILE *out)
         "by gnuplot from a CSV beside it; DIR/plots/ holds the scripts, so any figure can\n"
         "be redrawn by hand (the command is under it on the page).\n"
         "\n"
+        "A RUN_DIR may be a sweep's folder (`ampscope sweep --out DIR`, with sweep.json):\n"
+        "it gets heatmaps of the final test accuracy, the skipped steps and the mean\n"
+        "underflow fraction over two of its grid's axes (from its summary.csv; runs that\n"
+        "ended ok or diverged; averaged over the other axes, as the caption says), and its\n"
+        "table of runs.\n"
+        "\n"
         "  --out DIR    the report's folder (created if missing)\n"
         "  --title T    the page's title (default \"ampscope report\")\n"
+        "  --axes X,Y   a sweep's heatmap axes, x then y (default: the grid's first two;\n"
+        "               a grid of one axis draws one row); --axes X sets x only\n"
         "\n"
         "A figure whose data is missing or malformed (a missing or cut-short CSV, a missing\n"
         "column) is left out with a note on the page naming the file and column; the rest\n"
         "is still drawn.  gnuplot must be on PATH (apt-get install gnuplot-nox); without it\n"
         "the tables and every figure's CSV are still written.\n"
         "\n"
-        "exit status: 0 done, 2 bad input (options, a missing RUN_DIR), 1 anything left\n"
+        "exit status: 0 done, 2 bad input (options, a missing RUN_DIR, an --axes that is\n"
+        "not two different axes of every sweep's grid), 1 anything left\n"
         "out of the report (see its notes), no gnuplot, or a file that could not be written.\n");
 }
 
@@ -51,10 +61,56 @@ static bool same_file(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
+/* A sweep's folder has the sweep's sweep.json (experiments/sweep.h). */
+static bool is_sweep(const char *dir)
+{
+    char path[4200];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, SW_SWEEP_JSON);
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* "X,Y" or "X" into ax[0], ax[1]. */
+static int parse_axes(const char *text, char ax[2][128])
+{
+    const char *comma = strchr(text, ',');
+    const size_t nx = comma ? (size_t)(comma - text) : strlen(text);
+    const char *y = comma ? comma + 1 : "";
+    if (nx == 0 || nx >= 128 || strlen(y) >= 128 || strchr(y, ',') || (comma && !*y))
+        return cli_error(CLI_EINPUT, "--axes '%s': expected X,Y (two grid axes) or X", text);
+    snprintf(ax[0], 128, "%.*s", (int)nx, text);
+    snprintf(ax[1], 128, "%s", y);
+    if (strcmp(ax[0], ax[1]) == 0)
+        return cli_error(CLI_EINPUT, "--axes '%s': the same axis twice", text);
+    return CLI_OK;
+}
+
+/* Each named axis is one of the sweep's grid axes. */
+static int check_axes(const char *sweep, char ax[2][128])
+{
+    char list[2048], msg[1024];
+    if (rp_sweep_axes(sweep, list, sizeof list, msg, sizeof msg) != RP_OK)
+        return cli_error(CLI_EINPUT, "--axes: %s", msg);
+    for (int k = 0; k < 2; k++) {
+        if (!ax[k][0]) continue;
+        bool found = false;
+        for (const char *p = list; *p && !found;) {
+            const size_t len = strcspn(p, ",");
+            found = strlen(ax[k]) == len && strncmp(p, ax[k], len) == 0;
+            p += len + (p[len] == ',');
+        }
+        if (!found)
+            return cli_error(CLI_EINPUT,
+                             "--axes: '%s' is not an axis of the sweep %s (its axes: %s)", ax[k],
+                             sweep, list);
+    }
+    return CLI_OK;
+}
+
 int cmd_report(int argc, char **argv)
 {
     cli_set_context("report");
-    const char *out = NULL, *title = NULL;
+    const char *out = NULL, *title = NULL, *axes = NULL;
     const char **runs = argc > 1 ? calloc((size_t)argc, sizeof *runs) : NULL;
     size_t n = 0;
     bool only_dirs = false; /* after "--" */
@@ -86,6 +142,8 @@ int cmd_report(int argc, char **argv)
             out = v;
         } else if (strcmp(key, "title") == 0) {
             title = v;
+        } else if (strcmp(key, "axes") == 0) {
+            axes = v;
         } else {
             rc = cli_error(CLI_EINPUT, "unknown option '--%s' (see 'ampscope report --help')", key);
         }
@@ -100,8 +158,25 @@ int cmd_report(int argc, char **argv)
         else if (same_file(runs[i], out))
             rc = cli_error(CLI_EINPUT, "--out %s is a RUN_DIR: write the report elsewhere", out);
     }
+    /* sweeps apart from runs; --axes checked against every sweep before anything is written */
+    const char **sweeps = n ? calloc(n, sizeof *sweeps) : NULL;
+    size_t n_sweeps = 0, n_runs = 0;
+    char ax[2][128] = {"", ""};
+    if (rc == CLI_OK && !sweeps) rc = cli_error(CLI_EFAIL, "out of memory");
+    for (size_t i = 0; rc == CLI_OK && i < n; i++) {
+        if (is_sweep(runs[i]))
+            sweeps[n_sweeps++] = runs[i];
+        else
+            runs[n_runs++] = runs[i];
+    }
+    if (rc == CLI_OK && axes) rc = parse_axes(axes, ax);
+    if (rc == CLI_OK && axes && n_sweeps == 0)
+        rc = cli_error(CLI_EINPUT, "--axes: no RUN_DIR is a sweep's folder (with sweep.json)");
+    for (size_t i = 0; rc == CLI_OK && axes && i < n_sweeps; i++)
+        rc = check_axes(sweeps[i], ax);
     if (rc != CLI_OK) {
         free(runs);
+        free(sweeps);
         return rc;
     }
 
@@ -109,12 +184,16 @@ int cmd_report(int argc, char **argv)
     rp_report *r = rp_open(out, title, msg, sizeof msg);
     if (!r) {
         free(runs);
+        free(sweeps);
         return cli_error(CLI_EFAIL, "%s", msg);
     }
     const bool tty = isatty(2);
     if (tty) rp_set_progress(r, show_progress, NULL);
-    rp_add_runs(r, runs, n);
+    if (n_runs) rp_add_runs(r, runs, n_runs);
+    for (size_t i = 0; i < n_sweeps; i++)
+        rp_add_sweep(r, sweeps[i], ax[0][0] ? ax[0] : NULL, ax[1][0] ? ax[1] : NULL);
     free(runs);
+    free(sweeps);
     if (tty) show_progress(NULL, "writing index.html");
     const int status = rp_close(r, msg, sizeof msg);
     if (tty) fprintf(stderr, "\r\033[K");

@@ -14,6 +14,7 @@ int cmd_recommend(int argc, char **argv); /* cmd_recommend.c */
 int cmd_sweep(int argc, char **argv);     /* cmd_sweep.c */
 int bench_kernels(int argc, char **argv); /* bench_kernels.c: `bench kernels` */
 int bench_train(int argc, char **argv);   /* bench_train.c: `bench train` */
+int bench_sweep(int argc, char **argv);   /* bench_sweep.c: `bench sweep` */
 
 /* What the benchmarks share (cmd_bench.c). */
 double bench_seconds_now(void);                     /* CLOCK_MONOTONIC, seconds */

@@ -81,6 +81,33 @@ void rp_missing(rp_report *r, const char *what, const char *why);
  * column loses that figure only. */
 int rp_add_runs(rp_report *r, const char *const *run_dirs, size_t n);
 
+/* A sweep folder (`ampscope sweep --out DIR`), from DIR/summary.csv, read
+ * by its header: the columns final_loss, test_accuracy, skipped_steps,
+ * final_scale, mean_underflow_frac, lost_update_frac, wall_seconds, status
+ * and reason are outcomes, every other column a grid axis (in the header's
+ * order, which is the grid's).  One section: heatmaps over axis_x (x) and
+ * axis_y (y) of test_accuracy, skipped_steps and mean_underflow_frac
+ * (files sweep_accuracy, sweep_skips, sweep_underflow; columns x,y,value,
+ * runs), each cell the mean over the runs with those two values whose
+ * status is ok or diverged and whose value is a number (the other axes are
+ * averaged over, and the caption names them; runs counts them; a cell with
+ * none is empty, drawn blank), then the summary as a table
+ * (sweep_summary.csv).  A second sweep in one report writes sweep2_*, and
+ * so on.  axis_x NULL: the first axis; axis_y NULL: the next axis, or, for
+ * a grid of one axis, a one-row heatmap (y "all").  An axis that is not a
+ * grid column, or the same axis twice: a note and RP_EINVAL (nothing
+ * drawn; the table is still written).  An unreadable or malformed
+ * summary.csv, or a missing outcome column, is a note naming the file and
+ * column (RP_EPARTIAL); a missing metric column loses its heatmap only. */
+int rp_add_sweep(rp_report *r, const char *sweep_dir, const char *axis_x, const char *axis_y);
+
+/* The grid axes of sweep_dir/summary.csv (its non-outcome columns, as
+ * above), comma-separated in axes, so that a command can check the axes
+ * it was given before it writes anything.  RP_OK; RP_EPARTIAL with a
+ * message naming the file when it cannot be read or has no axis column;
+ * RP_EINVAL for bad arguments. */
+int rp_sweep_axes(const char *sweep_dir, char *axes, size_t len, char *msg, size_t msg_len);
+
 /* Writes index.html (atomically) and frees r.  RP_OK, RP_EPARTIAL,
  * RP_ENOGNUPLOT or RP_EIO, with a message for anything but RP_OK. */
 int rp_close(rp_report *r, char *msg, size_t msg_len);
