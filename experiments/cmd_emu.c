@@ -2,6 +2,7 @@
  *
  *   emu testfloat FUNCTION [options]   Berkeley TestFloat 3's line format, for machines
  *   emu eval FORMAT OP X [Y [Z]]       one operation, explained, for people
+ *   emu verify --exhaustive --op OP    every operand pair against the oracle (emu_verify.c)
  *
  * Both run the entries of emu_ops.c; eval only maps its operation names
  * ("fma", "from-f32") onto TestFloat's ("f16_mulAdd", "f32_to_f16").
@@ -19,6 +20,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "emu_ops.h"
+#include "emu_verify.h"
 
 /* Copies a token into buf for a message: at most 24 characters, anything
  * unprintable shown as '?', so a binary line cannot garble the terminal. */
@@ -503,6 +505,7 @@ static const struct {
 } emu_commands[] = {
     {"testfloat", emu_testfloat, "Berkeley TestFloat 3 test cases in, results out"},
     {"eval", emu_eval, "one operation on given operands, explained"},
+    {"verify", emu_verify, "every operand pair against the oracle, over MPI ranks"},
 };
 
 static void emu_help(FILE *out)
@@ -520,7 +523,7 @@ int cmd_emu(int argc, char **argv)
     cli_set_context("emu");
     if (argc < 2)
         return cli_error(CLI_EINPUT,
-                         "missing command: testfloat or eval (see 'ampscope emu --help')");
+                         "missing command: testfloat, eval or verify (see 'ampscope emu --help')");
     if (cli_is_help(argv[1])) {
         emu_help(stdout);
         return CLI_OK;

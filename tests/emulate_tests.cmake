@@ -8,12 +8,8 @@
 # (random cases per operation, format and mode; default 1000000).
 
 # ---- the references -----------------------------------------------------------
-# MPFR oracle and the fast oracle for the exhaustive runs.  They take only the
-# types and fpe_random_bits from ampscope_emu, never its arithmetic.
-add_library(ampscope_oracle STATIC oracle/oracle.c oracle/fast_oracle.c)
-target_include_directories(ampscope_oracle PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/oracle)
-target_link_libraries(ampscope_oracle PUBLIC ampscope_emu PkgConfig::MPFR m)
-set_source_files_properties(oracle/fast_oracle.c PROPERTIES COMPILE_OPTIONS "-O3")
+# ampscope_oracle (the MPFR oracle and the fast oracle) is defined in the root
+# CMakeLists.txt: `ampscope emu verify` links it too, with or without tests.
 
 # What the tests share: the emulator called through the oracle's operation codes,
 # the mismatch printer, operand generators.
