@@ -25,33 +25,6 @@
 #include <mpi.h>
 #endif
 
-typedef uint16_t (*binary_fn)(fpe_env *, uint16_t, uint16_t);
-typedef uint16_t (*convert_fn)(fpe_env *, uint32_t);
-
-static const struct {
-    const char *name;
-    fpe_format_id fmt;
-    fo_op op;
-    binary_fn bin;
-    convert_fn cvt;
-} verify_ops[] = {
-    {"f16_add", FPE_FMT_F16, FO_ADD, fpe_f16_add, NULL},
-    {"f16_sub", FPE_FMT_F16, FO_SUB, fpe_f16_sub, NULL},
-    {"f16_mul", FPE_FMT_F16, FO_MUL, fpe_f16_mul, NULL},
-    {"f16_div", FPE_FMT_F16, FO_DIV, fpe_f16_div, NULL},
-    {"bf16_add", FPE_FMT_BF16, FO_ADD, fpe_bf16_add, NULL},
-    {"bf16_sub", FPE_FMT_BF16, FO_SUB, fpe_bf16_sub, NULL},
-    {"bf16_mul", FPE_FMT_BF16, FO_MUL, fpe_bf16_mul, NULL},
-    {"bf16_div", FPE_FMT_BF16, FO_DIV, fpe_bf16_div, NULL},
-    {"f32_to_f16", FPE_FMT_F16, FO_ADD, NULL, fpe_f32_to_f16},
-    {"f32_to_bf16", FPE_FMT_BF16, FO_ADD, NULL, fpe_f32_to_bf16},
-};
-#define N_VERIFY_OPS (int)(sizeof verify_ops / sizeof verify_ops[0])
-
-/* fo_result's mode index is fpe_round's value (FPE_RNE .. FPE_RO). */
-static const char *const mode_names[FO_MODES] = {"near_even", "near_maxMag", "minMag",
-                                                 "min",       "max",         "odd"};
-
 #define MAX_SHOWN 10 /* mismatches printed in full (per rank gathered, then cut) */
 
 /* One mismatch, fixed size so that ranks can send it as bytes. */
@@ -113,22 +86,23 @@ static void verify_one(int k, uint32_t i, int m_lo, int m_hi, int t_lo, int t_hi
     fo_result r;
     for (uint32_t j = 0; j < 0x10000; j++) {
         uint32_t a, b;
-        if (verify_ops[k].bin) {
+        if (fo_checked_ops[k].bin) {
             a = i;
             b = j;
-            fo_binary(verify_ops[k].op, verify_ops[k].fmt, (uint16_t)a, (uint16_t)b, &r);
+            fo_binary(fo_checked_ops[k].op, fo_checked_ops[k].fmt, (uint16_t)a, (uint16_t)b, &r);
         } else {
             a = i << 16 | j;
             b = 0;
-            fo_from_f32(verify_ops[k].fmt, a, &r);
+            fo_from_f32(fo_checked_ops[k].fmt, a, &r);
         }
         for (int m = m_lo; m <= m_hi; m++)
             for (int t = t_lo; t <= t_hi; t++) {
                 env.round = (uint8_t)m;
                 env.tininess = (uint8_t)t;
                 env.flags = 0;
-                uint16_t z = verify_ops[k].bin ? verify_ops[k].bin(&env, (uint16_t)a, (uint16_t)b)
-                                               : verify_ops[k].cvt(&env, a);
+                uint16_t z = fo_checked_ops[k].bin
+                                 ? fo_checked_ops[k].bin(&env, (uint16_t)a, (uint16_t)b)
+                                 : fo_checked_ops[k].cvt(&env, a);
                 c->checked[m][t]++;
                 if (z != r.bits[m][t] || env.flags != r.flags[m][t]) {
                     c->mismatched[m][t]++;
@@ -206,8 +180,8 @@ static int verify_parse(int argc, char **argv, int *k, int *m_lo, int *m_hi, int
     if (!exhaustive)
         return cli_error(CLI_EINPUT, "--exhaustive is required (the only kind of check so far)");
     if (!op) return cli_error(CLI_EINPUT, "--op is required (see 'ampscope emu verify --help')");
-    for (int i = 0; i < N_VERIFY_OPS; i++)
-        if (strcmp(op, verify_ops[i].name) == 0) *k = i;
+    for (int i = 0; i < FO_CHECKED_OPS; i++)
+        if (strcmp(op, fo_checked_ops[i].name) == 0) *k = i;
     if (*k < 0)
         return cli_error(CLI_EINPUT,
                          "unknown op '%s' (f16_add f16_sub f16_mul f16_div bf16_add bf16_sub "
@@ -293,11 +267,11 @@ int emu_verify(int argc, char **argv)
         total = mine;
     }
 
-    const char *op = verify_ops[k].name;
-    const bool bin = verify_ops[k].bin != NULL;
+    const char *op = fo_checked_ops[k].name;
+    const bool bin = fo_checked_ops[k].bin != NULL;
     for (int m = 0; m < n_all; m++) {
         const vf_mismatch *x = &all[m];
-        printf("MISMATCH %s mode=%s tininess=%s operands %0*" PRIX32, op, mode_names[x->mode],
+        printf("MISMATCH %s mode=%s tininess=%s operands %0*" PRIX32, op, fo_mode_names[x->mode],
                x->tininess ? "before" : "after", bin ? 4 : 8, x->a);
         if (bin) printf(" %04" PRIX32, x->b);
         printf(": expected %04X flags %02X, got %04X flags %02X\n", x->want, x->want_flags, x->got,
@@ -309,7 +283,7 @@ int emu_verify(int argc, char **argv)
     for (int m = m_lo; m <= m_hi; m++)
         for (int t = t_lo; t <= t_hi; t++) {
             printf("  %-12s tininess=%-6s %12" PRIu64 " checked %10" PRIu64 " mismatches\n",
-                   mode_names[m], t ? "before" : "after", total.checked[m][t],
+                   fo_mode_names[m], t ? "before" : "after", total.checked[m][t],
                    total.mismatched[m][t]);
             checked += total.checked[m][t];
             bad += total.mismatched[m][t];

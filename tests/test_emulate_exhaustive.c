@@ -21,32 +21,6 @@
 #include "fast_oracle.h"
 #include "fpe.h"
 
-typedef uint16_t (*binary_fn)(fpe_env *, uint16_t, uint16_t);
-typedef uint16_t (*convert_fn)(fpe_env *, uint32_t);
-
-static const struct {
-    const char *name;
-    fpe_format_id fmt;
-    fo_op op;
-    binary_fn bin;
-    convert_fn cvt;
-} ops[] = {
-    {"f16_add", FPE_FMT_F16, FO_ADD, fpe_f16_add, NULL},
-    {"f16_sub", FPE_FMT_F16, FO_SUB, fpe_f16_sub, NULL},
-    {"f16_mul", FPE_FMT_F16, FO_MUL, fpe_f16_mul, NULL},
-    {"f16_div", FPE_FMT_F16, FO_DIV, fpe_f16_div, NULL},
-    {"bf16_add", FPE_FMT_BF16, FO_ADD, fpe_bf16_add, NULL},
-    {"bf16_sub", FPE_FMT_BF16, FO_SUB, fpe_bf16_sub, NULL},
-    {"bf16_mul", FPE_FMT_BF16, FO_MUL, fpe_bf16_mul, NULL},
-    {"bf16_div", FPE_FMT_BF16, FO_DIV, fpe_bf16_div, NULL},
-    {"f32_to_f16", FPE_FMT_F16, FO_ADD, NULL, fpe_f32_to_f16},
-    {"f32_to_bf16", FPE_FMT_BF16, FO_ADD, NULL, fpe_f32_to_bf16},
-};
-#define N_OPS (int)(sizeof ops / sizeof ops[0])
-
-static const char *const mode_names[FO_MODES] = {"near_even", "near_maxMag", "minMag",
-                                                 "min",       "max",         "odd"};
-
 static uint64_t checked[FO_MODES][2], mismatched[FO_MODES][2];
 static int reported;
 
@@ -54,7 +28,7 @@ static void report(const char *op, int mode, int tin, uint32_t a, uint32_t b, in
                    uint16_t want, uint8_t want_fl, uint16_t got, uint8_t got_fl)
 {
     if (reported++ >= 10) return;
-    printf("MISMATCH %s mode=%s tininess=%s operands %0*" PRIX32, op, mode_names[mode],
+    printf("MISMATCH %s mode=%s tininess=%s operands %0*" PRIX32, op, fo_mode_names[mode],
            tin ? "before" : "after", has_b ? 4 : 8, a);
     if (has_b) printf(" %04" PRIX32, b);
     printf(": expected %04X flags %02X, got %04X flags %02X\n", want, want_fl, got, got_fl);
@@ -63,8 +37,8 @@ static void report(const char *op, int mode, int tin, uint32_t a, uint32_t b, in
 static void usage(const char *argv0)
 {
     fprintf(stderr, "usage: %s --op OP --shard I/N [--tininess both|after|before]\nOP:", argv0);
-    for (int i = 0; i < N_OPS; i++)
-        fprintf(stderr, " %s", ops[i].name);
+    for (int i = 0; i < FO_CHECKED_OPS; i++)
+        fprintf(stderr, " %s", fo_checked_ops[i].name);
     fprintf(stderr, "\n");
     exit(2);
 }
@@ -86,8 +60,8 @@ int main(int argc, char **argv)
             usage(argv[0]);
     }
     int k = -1;
-    for (int i = 0; op_name && i < N_OPS; i++)
-        if (!strcmp(op_name, ops[i].name)) k = i;
+    for (int i = 0; op_name && i < FO_CHECKED_OPS; i++)
+        if (!strcmp(op_name, fo_checked_ops[i].name)) k = i;
     unsigned si = 0, sn = 1;
     if (k < 0 || (shard && (sscanf(shard, "%u/%u", &si, &sn) != 2 || sn == 0 || si >= sn)))
         usage(argv[0]);
@@ -100,17 +74,17 @@ int main(int argc, char **argv)
         usage(argv[0]);
 
     fo_init();
-    const fpe_format_id fmt = ops[k].fmt;
+    const fpe_format_id fmt = fo_checked_ops[k].fmt;
     fpe_env env = fpe_env_default();
     fo_result r;
     clock_t t0 = clock();
-    if (ops[k].bin) {
-        const binary_fn fn = ops[k].bin;
+    if (fo_checked_ops[k].bin) {
+        const fo_binary_fn fn = fo_checked_ops[k].bin;
         const uint32_t a0 = (uint32_t)((UINT64_C(0x10000) * si) / sn);
         const uint32_t a1 = (uint32_t)((UINT64_C(0x10000) * (si + 1)) / sn);
         for (uint32_t a = a0; a < a1; a++)
             for (uint32_t b = 0; b < 0x10000; b++) {
-                fo_binary(ops[k].op, fmt, (uint16_t)a, (uint16_t)b, &r);
+                fo_binary(fo_checked_ops[k].op, fmt, (uint16_t)a, (uint16_t)b, &r);
                 for (int m = 0; m < FO_MODES; m++)
                     for (int t = tin_lo; t <= tin_hi; t++) {
                         env.round = (uint8_t)m;
@@ -120,13 +94,13 @@ int main(int argc, char **argv)
                         checked[m][t]++;
                         if (z != r.bits[m][t] || env.flags != r.flags[m][t]) {
                             mismatched[m][t]++;
-                            report(ops[k].name, m, t, a, b, 1, r.bits[m][t], r.flags[m][t], z,
-                                   env.flags);
+                            report(fo_checked_ops[k].name, m, t, a, b, 1, r.bits[m][t],
+                                   r.flags[m][t], z, env.flags);
                         }
                     }
             }
     } else {
-        const convert_fn fn = ops[k].cvt;
+        const fo_convert_fn fn = fo_checked_ops[k].cvt;
         const uint64_t a0 = (UINT64_C(0x100000000) * si) / sn;
         const uint64_t a1 = (UINT64_C(0x100000000) * (si + 1)) / sn;
         for (uint64_t a = a0; a < a1; a++) {
@@ -140,19 +114,19 @@ int main(int argc, char **argv)
                     checked[m][t]++;
                     if (z != r.bits[m][t] || env.flags != r.flags[m][t]) {
                         mismatched[m][t]++;
-                        report(ops[k].name, m, t, (uint32_t)a, 0, 0, r.bits[m][t], r.flags[m][t], z,
-                               env.flags);
+                        report(fo_checked_ops[k].name, m, t, (uint32_t)a, 0, 0, r.bits[m][t],
+                               r.flags[m][t], z, env.flags);
                     }
                 }
         }
     }
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
     uint64_t total = 0, bad = 0;
-    printf("%s shard %u/%u (%.1f s):\n", ops[k].name, si, sn, secs);
+    printf("%s shard %u/%u (%.1f s):\n", fo_checked_ops[k].name, si, sn, secs);
     for (int m = 0; m < FO_MODES; m++)
         for (int t = tin_lo; t <= tin_hi; t++) {
             printf("  %-12s tininess=%-6s %12" PRIu64 " checked %10" PRIu64 " mismatches\n",
-                   mode_names[m], t ? "before" : "after", checked[m][t], mismatched[m][t]);
+                   fo_mode_names[m], t ? "before" : "after", checked[m][t], mismatched[m][t]);
             total += checked[m][t];
             bad += mismatched[m][t];
         }

@@ -331,3 +331,19 @@ void fo_from_f32(fpe_format_id fmt, uint32_t a, fo_result *r)
     }
     round_value(T, s != 0, v, 0, r);
 }
+
+const fo_checked_op fo_checked_ops[FO_CHECKED_OPS] = {
+    {"f16_add", FPE_FMT_F16, FO_ADD, fpe_f16_add, NULL},
+    {"f16_sub", FPE_FMT_F16, FO_SUB, fpe_f16_sub, NULL},
+    {"f16_mul", FPE_FMT_F16, FO_MUL, fpe_f16_mul, NULL},
+    {"f16_div", FPE_FMT_F16, FO_DIV, fpe_f16_div, NULL},
+    {"bf16_add", FPE_FMT_BF16, FO_ADD, fpe_bf16_add, NULL},
+    {"bf16_sub", FPE_FMT_BF16, FO_SUB, fpe_bf16_sub, NULL},
+    {"bf16_mul", FPE_FMT_BF16, FO_MUL, fpe_bf16_mul, NULL},
+    {"bf16_div", FPE_FMT_BF16, FO_DIV, fpe_bf16_div, NULL},
+    {"f32_to_f16", FPE_FMT_F16, FO_ADD, NULL, fpe_f32_to_f16},
+    {"f32_to_bf16", FPE_FMT_BF16, FO_ADD, NULL, fpe_f32_to_bf16},
+};
+
+const char *const fo_mode_names[FO_MODES] = {"near_even", "near_maxMag", "minMag",
+                                             "min",       "max",         "odd"};

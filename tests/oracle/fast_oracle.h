@@ -45,6 +45,24 @@ void fo_binary(fo_op op, fpe_format_id fmt, uint16_t a, uint16_t b, fo_result *r
 /* fp32 bits -> fmt (FPE_FMT_F16 or FPE_FMT_BF16). */
 void fo_from_f32(fpe_format_id fmt, uint32_t a, fo_result *r);
 
+/* The operations an exhaustive run sweeps, by TestFloat name, each with the
+ * emulator's function it checks: a binary operation of fmt (bin) or a
+ * conversion from fp32 (cvt, op unused).  Shared by the exhaustive test
+ * and `ampscope emu verify`. */
+typedef uint16_t (*fo_binary_fn)(fpe_env *, uint16_t, uint16_t);
+typedef uint16_t (*fo_convert_fn)(fpe_env *, uint32_t);
+typedef struct fo_checked_op {
+    const char *name;
+    fpe_format_id fmt;
+    fo_op op;
+    fo_binary_fn bin;
+    fo_convert_fn cvt;
+} fo_checked_op;
+#define FO_CHECKED_OPS 10
+extern const fo_checked_op fo_checked_ops[FO_CHECKED_OPS];
+/* TestFloat's names of the modes, indexed by fpe_round (FPE_RNE .. FPE_RO). */
+extern const char *const fo_mode_names[FO_MODES];
+
 #ifdef __cplusplus
 }
 #endif
