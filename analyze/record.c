@@ -1259,14 +1259,19 @@ int rec_run_write(const rec_run *r, const char *path, char *msg, size_t msg_len)
             status = an_fail(msg, msg_len, AN_EINVAL, "%s: %s %" PRId64 " is not a year 0-9999",
                              path, time_keys[i], times[i]);
     }
-    char *text = NULL;
     if (status == AN_OK) {
         json_object_set(root, "options", r->options);
-        text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-        if (!text) status = an_fail(msg, msg_len, AN_ENOMEM, "%s: json_dumps failed", path);
+        status = rec_write_json(path, root, JSON_INDENT(2) | JSON_REAL_PRECISION(17), msg, msg_len);
     }
     json_decref(root);
-    if (status != AN_OK) return status;
+    return status;
+}
+
+int rec_write_json(const char *path, const json_t *j, size_t flags, char *msg, size_t msg_len)
+{
+    if (!path || !j) return an_fail(msg, msg_len, AN_EINVAL, "rec_write_json: NULL argument");
+    char *text = json_dumps(j, flags);
+    if (!text) return an_fail(msg, msg_len, AN_ENOMEM, "%s: json_dumps failed", path);
     const size_t n = strlen(text);
     char *with_newline = realloc(text, n + 2);
     if (!with_newline) {
@@ -1275,7 +1280,7 @@ int rec_run_write(const rec_run *r, const char *path, char *msg, size_t msg_len)
     }
     with_newline[n] = '\n';
     with_newline[n + 1] = '\0';
-    status = af_write(path, with_newline, n + 1, msg, msg_len);
+    const int status = af_write(path, with_newline, n + 1, msg, msg_len);
     free(with_newline);
     return status;
 }

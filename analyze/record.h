@@ -263,6 +263,14 @@ int rec_read_trace(const char *path, rec_trace_row **rows, size_t *n, char *msg,
 int rec_read_trace_hist(const char *path, rec_trace_hist_row **rows, size_t *n, char *msg,
                         size_t msg_len);
 
+/* ---- JSON files ------------------------------------------------------------------------ */
+/* Writes the JSON value j (a jansson json_t) to path atomically (af_write),
+ * dumped with jansson's flags and ended by a newline.  AN_OK, or an error
+ * naming path. */
+struct json_t;
+int rec_write_json(const char *path, const struct json_t *j, size_t flags, char *msg,
+                   size_t msg_len);
+
 /* ---- a run at its end ----------------------------------------------------------------- */
 /* What the record of run_dir says at its end: its steps and skipped steps,
  * the final loss as the mean of the last 10% of the steps' losses (at

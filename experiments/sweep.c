@@ -426,19 +426,9 @@ static int write_marker(const sweep *s, const sw_result *r, int exit_status, cha
     json_t *j = json_pack("{s:s, s:i, s:f, s:s, s:s, s:i}", "status", state_name(r->state),
                           "exit_status", exit_status, "wall_seconds", r->wall, "reason", r->reason,
                           "host", host, "rank", s->rank);
-    char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+    if (!j) return an_fail(msg, len, AN_ENOMEM, "%s: out of memory", path);
+    const int rc = rec_write_json(path, j, JSON_INDENT(2), msg, len);
     json_decref(j);
-    if (!text) return an_fail(msg, len, AN_ENOMEM, "%s: out of memory", path);
-    const size_t n = strlen(text);
-    char *line = realloc(text, n + 2);
-    if (!line) {
-        free(text);
-        return an_fail(msg, len, AN_ENOMEM, "%s: out of memory", path);
-    }
-    line[n] = '\n';
-    line[n + 1] = '\0';
-    const int rc = af_write(path, line, n + 1, msg, len);
-    free(line);
     return rc;
 }
 
@@ -839,13 +829,8 @@ static int setup_folder(const sweep_options *o, int *lock_fd)
         if (access(runs, F_OK) == 0)
             rc = cli_error(CLI_EINPUT, "--out %s has runs/ but no %s: not a sweep folder",
                            o->out_dir, SW_SWEEP_JSON);
-        char *text = rc ? NULL : json_dumps(mine, JSON_INDENT(2));
-        if (!rc && !text) rc = cli_error(CLI_EFAIL, "out of memory");
-        if (text) {
-            const size_t n = strlen(text);
-            if (af_write(path, text, n, msg, sizeof msg) != 0) rc = cli_error(CLI_EFAIL, "%s", msg);
-            free(text);
-        }
+        if (!rc && rec_write_json(path, mine, JSON_INDENT(2), msg, sizeof msg) != AN_OK)
+            rc = cli_error(CLI_EFAIL, "%s", msg);
     }
     json_decref(mine);
     if (rc) return rc;
