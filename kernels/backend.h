@@ -90,6 +90,10 @@ extern const ak_ops ak_cpu_ops;
 #define AK_CPU_VECTOR
 #endif
 
+/* n fp16 or bf16 patterns (format from) widened to fp32, exactly
+ * (ak_widen16_k): the cpu cast to fp32 and the GEMM's 16-bit inputs. */
+void ak_cpu_widen16(fpe_format_id from, const uint16_t *in, size_t n, float *out);
+
 /* ---- the cpu backend's scratch memory ----------------------------------------- */
 /* Work buffers that the cpu backend keeps between calls (b->impl), one per
  * purpose, so that a training step does not map and fault in fresh pages

@@ -17,15 +17,15 @@ FPE_INLINE void cast16(fpe_format_id from, fpe_format_id to, uint16_t *dst, cons
         dst[i] = (uint16_t)ak_cast_k(from, to, r, i, src[i]);
 }
 
-AK_CPU_VECTOR static void widen16(fpe_format_id from, uint32_t *restrict dst,
-                                  const uint16_t *restrict src, size_t n)
+AK_CPU_VECTOR void ak_cpu_widen16(fpe_format_id from, const uint16_t *restrict in, size_t n,
+                                  float *restrict out)
 {
     if (from == FPE_FMT_F16)
         for (size_t i = 0; i < n; i++)
-            dst[i] = ak_widen16_k(FPE_FMT_F16, src[i]);
+            out[i] = ak_f32_from_bits(ak_widen16_k(FPE_FMT_F16, in[i]));
     else
         for (size_t i = 0; i < n; i++)
-            dst[i] = ak_widen16_k(FPE_FMT_BF16, src[i]);
+            out[i] = ak_f32_from_bits(ak_widen16_k(FPE_FMT_BF16, in[i]));
 }
 
 int ak_cpu_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *r)
@@ -44,7 +44,7 @@ int ak_cpu_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *
         return AK_OK;
     }
     if (to == FPE_FMT_F32) {
-        widen16(from, (uint32_t *)dst.data, src.data, src.n);
+        ak_cpu_widen16(from, src.data, src.n, dst.data);
         return AK_OK;
     }
     if (from == FPE_FMT_F16)

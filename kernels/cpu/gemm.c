@@ -31,18 +31,6 @@ static int scale_c(const ak_gemm_args *g, const ak_gemm_scalars *s)
     return AK_OK;
 }
 
-/* A row of 16-bit patterns of format f widened to fp32 (exact). */
-AK_CPU_VECTOR static void widen_row16(fpe_format_id f, const uint16_t *restrict in, size_t n,
-                                      float *restrict out)
-{
-    if (f == FPE_FMT_F16)
-        for (size_t c = 0; c < n; c++)
-            out[c] = ak_f32_from_bits(ak_widen16_k(FPE_FMT_F16, in[c]));
-    else
-        for (size_t c = 0; c < n; c++)
-            out[c] = ak_f32_from_bits(ak_widen16_k(FPE_FMT_BF16, in[c]));
-}
-
 /* The rows x cols matrix in t (leading dimension ld) as packed fp32 values,
  * rounded as the compute type multiplies them. */
 static void widen(const ak_tensor *t, size_t rows, size_t cols, size_t ld, ak_compute k, float *out)
@@ -54,7 +42,7 @@ static void widen(const ak_tensor *t, size_t rows, size_t cols, size_t ld, ak_co
             for (size_t c = 0; c < cols; c++)
                 o[c] = ak_f32_from_bits(ak_gemm_input_k(k, in[c]));
         } else {
-            widen_row16((fpe_format_id)t->dtype, (const uint16_t *)t->data + r * ld, cols, o);
+            ak_cpu_widen16((fpe_format_id)t->dtype, (const uint16_t *)t->data + r * ld, cols, o);
         }
     }
 }
