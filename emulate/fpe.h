@@ -76,7 +76,12 @@ typedef enum fpe_nan_spec {
     FPE_NAN_X86 = 0,
     /* GPU-style: every NaN result is the canonical 0x7FFF / 0x7FFF /
      * 0x7FFFFFFF; invalid integer conversions saturate and NaN gives 0. */
-    FPE_NAN_CANONICAL = 1
+    FPE_NAN_CANONICAL = 1,
+    /* CUDA on sm_90, as measured on an H100 (docs/GPU_NUMERICS.md): as
+     * FPE_NAN_CANONICAL, except that bf16 -> fp32 widening keeps a NaN's
+     * bits (cvt.f32.bf16 is a 16-bit shift: payload kept, a signaling NaN
+     * stays signaling); fp16 -> fp32 gives the canonical 0x7FFFFFFF. */
+    FPE_NAN_CUDA = 2
 } fpe_nan_spec;
 
 typedef struct fpe_env {
@@ -96,6 +101,20 @@ typedef struct fpe_env {
  * gradual underflow, x86 NaNs, flags clear, seed 0. */
 FPE_HD static inline fpe_env fpe_env_default(void) {
     fpe_env e = {FPE_RNE, FPE_TININESS_AFTER, 0, 0, FPE_NAN_X86, 0, 0, 0, 0};
+    return e;
+}
+
+/* The CUDA specialization: the environment in which the emulator reproduces
+ * CUDA's fp16/bf16 intrinsics on sm_90 (docs/GPU_NUMERICS.md).  RNE, as the
+ * .rn instructions and conversions do; subnormals kept (no FTZ, no DAZ: the
+ * .f16/.bf16 instructions flush only when asked with .ftz, which the
+ * intrinsics never do); every NaN result is the canonical 0x7FFF /
+ * 0x7FFFFFFF, except bf16 -> fp32 widening, which keeps the NaN's bits
+ * (FPE_NAN_CUDA; measured on an H100 over all 2^16 inputs).  The GPU has no exception flags: env->flags still accumulates
+ * and means nothing to compare, and tininess only decides the underflow
+ * flag.  Approximate intrinsics (hrcp, hrsqrt) are not modelled. */
+FPE_HD static inline fpe_env fpe_env_cuda(void) {
+    fpe_env e = {FPE_RNE, FPE_TININESS_AFTER, 0, 0, FPE_NAN_CUDA, 0, 0, 0, 0};
     return e;
 }
 

@@ -127,7 +127,7 @@ FPE_INLINE bool fpe_issnan_k(fpe_format_id f, uint32_t a)
 /* The NaN an invalid operation produces. */
 FPE_INLINE uint32_t fpe_default_nan(fpe_format_id f, const fpe_env *env)
 {
-    if (env->nan == FPE_NAN_CANONICAL) return fk_sign(f) - 1; /* 0x7FFF, 0x7FFFFFFF */
+    if (env->nan != FPE_NAN_X86) return fk_sign(f) - 1; /* 0x7FFF, 0x7FFFFFFF */
     return fk_sign(f) | fk_inf(f) | fk_quiet(f);               /* 0xFE00, 0xFFC0, 0xFFC00000 */
 }
 
@@ -137,7 +137,7 @@ FPE_INLINE uint32_t fpe_default_nan(fpe_format_id f, const fpe_env *env)
 FPE_INLINE uint32_t fpe_propagate_nan(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b)
 {
     if (fpe_issnan_k(f, a) || fpe_issnan_k(f, b)) env->flags |= FPE_FLAG_INVALID;
-    if (env->nan == FPE_NAN_CANONICAL) return fk_sign(f) - 1;
+    if (env->nan != FPE_NAN_X86) return fk_sign(f) - 1;
     return (fpe_isnan_k(f, a) ? a : b) | fk_quiet(f);
 }
 
@@ -156,7 +156,7 @@ FPE_INLINE uint64_t fpe_nan_payload(fpe_format_id f, uint32_t a)
 FPE_INLINE uint32_t fpe_nan_from_payload(fpe_format_id to, const fpe_env *env, bool sign,
                                          uint64_t payload)
 {
-    if (env->nan == FPE_NAN_CANONICAL) return fk_sign(to) - 1;
+    if (env->nan != FPE_NAN_X86) return fk_sign(to) - 1;
     return (sign ? fk_sign(to) : 0) | fk_inf(to) | fk_quiet(to) |
            (uint32_t)(payload >> (64 - fk_fbits(to)));
 }

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "cli.h"
+#include "cmd_emu.h"
 #include "commands.h"
 #include "emu_ops.h"
 #include "emu_verify.h"
@@ -125,7 +126,7 @@ static void print_hex(FILE *out, emu_type t, uint64_t v)
     fprintf(out, "%0*" PRIX64, (emu_types[t].bits + 3) / 4, v);
 }
 
-static int testfloat_run(const emu_function *f, fpe_env *env, bool exact, FILE *in, FILE *out)
+int emu_testfloat_run(const emu_function *f, fpe_env *env, bool exact, FILE *in, FILE *out)
 {
     char *line = NULL;
     size_t capacity = 0;
@@ -201,7 +202,7 @@ static int emu_testfloat(int argc, char **argv)
     if (!f)
         return cli_error(CLI_EINPUT,
                          "unknown function '%s' (the list: 'ampscope emu testfloat --help')", name);
-    return testfloat_run(f, &env, exact, stdin, stdout);
+    return emu_testfloat_run(f, &env, exact, stdin, stdout);
 }
 
 /* ======================================================================
@@ -249,7 +250,7 @@ static void eval_help(FILE *out)
     fprintf(
         out,
         "usage: ampscope emu eval FORMAT OP X [Y [Z]] [--round MODE] [--tininess before|after]\n"
-        "                         [--ftz] [--daz] [--nan x86|canonical] [--seed N] [--exact]\n"
+        "                         [--ftz] [--daz] [--nan x86|canonical|cuda] [--seed N] [--exact]\n"
         "\n"
         "Runs one emulated operation and explains the result: its bits, its exact value,\n"
         "its class and the exception flags it raised.  FORMAT is fp16, bf16 or fp32.\n"
@@ -275,7 +276,8 @@ static void eval_help(FILE *out)
 
             "  --tininess WHEN   before or after rounding (default after)\n"
             "  --ftz, --daz      flush subnormal results / treat subnormal inputs as zero\n"
-            "  --nan SPEC        x86 (default: SoftFloat's 8086-SSE NaNs) or canonical (GPU)\n"
+            "  --nan SPEC        x86 (default: SoftFloat's 8086-SSE NaNs), canonical (GPU), or\n"
+            "                    cuda (canonical, but bf16 -> fp32 keeps NaN bits, as sm_90)\n"
             "  --seed N          Philox key for the stochastic modes (default 0, index 0)\n"
             "  --exact           round-to-int and to-<integer> raise inexact\n"
             "\n"
@@ -421,8 +423,10 @@ static int emu_eval(int argc, char **argv)
                 env.nan = FPE_NAN_X86;
             else if (strcmp(value, "canonical") == 0)
                 env.nan = FPE_NAN_CANONICAL;
+            else if (strcmp(value, "cuda") == 0)
+                env.nan = FPE_NAN_CUDA;
             else
-                return cli_error(CLI_EINPUT, "--nan takes x86 or canonical, not '%s'", value);
+                return cli_error(CLI_EINPUT, "--nan takes x86, canonical or cuda, not '%s'", value);
         } else if ((m = cli_option_value(argc, argv, &i, "seed", &value)) != 0) {
             if (m < 0) return m;
             if (cli_parse_uint(value, UINT64_MAX, &env.sr_seed) != CLI_OK)
@@ -475,7 +479,10 @@ static int emu_eval(int argc, char **argv)
         printf(" %s", args[2 + k]);
     printf("   (%s, round %s, tininess %s%s%s%s%s", f->name, fpe_round_name(env.round),
            env.tininess == FPE_TININESS_BEFORE ? "before" : "after", env.ftz ? ", ftz" : "",
-           env.daz ? ", daz" : "", env.nan == FPE_NAN_CANONICAL ? ", canonical NaN" : "",
+           env.daz ? ", daz" : "",
+           env.nan == FPE_NAN_CANONICAL ? ", canonical NaN"
+           : env.nan == FPE_NAN_CUDA    ? ", CUDA NaN"
+                                        : "",
            exact && (f->flags & EMU_USES_EXACT) ? ", exact" : "");
     if (env.round == FPE_SR_PROP || env.round == FPE_SR_EQUAL)
         printf(", seed %" PRIu64 " index 0", env.sr_seed);

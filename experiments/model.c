@@ -1,6 +1,7 @@
 /* model.c: a network on a backend, forward and backward (model.h). */
 #include "atomic_file.h" /* an_fail */
 #include "model.h"
+#include "record.h" /* rec_kind */
 
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -222,8 +223,16 @@ static model_param *param_of(model *m, int layer, bool bias)
     return NULL;
 }
 
-static ak_conv2d conv_shape(const net_layer *l, size_t rows)
+/* The compute type of layer i's GEMMs: fp32 ones take tf32 inputs when the
+ * plan says so; the low formats always accumulate in fp32. */
+static ak_compute compute_of(const model *m, int i)
 {
+    return m->plan.tf32 && m->plan.run[i] == AK_F32 ? AK_COMPUTE_32F_FAST_TF32 : AK_COMPUTE_32F;
+}
+
+static ak_conv2d conv_shape(const model *m, int i, size_t rows)
+{
+    const net_layer *l = &m->net.layers[i];
     ak_conv2d c;
     memset(&c, 0, sizeof c);
     c.batch = rows;
@@ -234,7 +243,7 @@ static ak_conv2d conv_shape(const net_layer *l, size_t rows)
     c.k_h = c.k_w = l->kernel;
     c.stride = 1;
     c.pad = 0;
-    c.compute = AK_COMPUTE_32F;
+    c.compute = compute_of(m, i);
     return c;
 }
 
@@ -266,13 +275,13 @@ static int forward_layer(model *m, int i, size_t rows)
         g.ldb = l->in_c;
         g.c = out;
         g.ldc = l->out_c;
-        g.compute = AK_COMPUTE_32F;
+        g.compute = compute_of(m, i);
         rc = ak_gemm(m->b, &g);
         if (!rc) rc = ak_bias_add(m->b, out, bias, rows, l->out_c);
         return rc;
     }
     case NET_CONV: {
-        const ak_conv2d c = conv_shape(l, rows);
+        const ak_conv2d c = conv_shape(m, i, rows);
         return ak_conv2d_forward(m->b, &c, out, in, w, bias);
     }
     case NET_RELU: return ak_relu(m->b, out, in);
@@ -316,7 +325,7 @@ static int backward_layer(model *m, int i, size_t rows)
         ak_gemm_args g;
         memset(&g, 0, sizeof g);
         g.alpha = 1.0f;
-        g.compute = AK_COMPUTE_32F;
+        g.compute = compute_of(m, i);
         /* dW (out, in) = dy^T x */
         g.trans_a = true;
         g.m = l->out_c;
@@ -333,7 +342,7 @@ static int backward_layer(model *m, int i, size_t rows)
         if (!rc && dx.data) { /* dx (rows, in) = dy W */
             memset(&g, 0, sizeof g);
             g.alpha = 1.0f;
-            g.compute = AK_COMPUTE_32F;
+            g.compute = compute_of(m, i);
             g.m = rows;
             g.n = l->in_c;
             g.k = l->out_c;
@@ -348,7 +357,7 @@ static int backward_layer(model *m, int i, size_t rows)
         break;
     }
     case NET_CONV: {
-        const ak_conv2d c = conv_shape(l, rows);
+        const ak_conv2d c = conv_shape(m, i, rows);
         rc = ak_conv2d_backward(m->b, &c, dx, pw->grad_run, pb->grad_run, dy, in, w);
         break;
     }
@@ -398,4 +407,27 @@ int model_grads(const model *m, ak_tensor *grads)
     for (int i = 0; i < m->n_params; i++)
         grads[i] = m->params[i].grad;
     return m->n_params;
+}
+
+int model_stats(model *m, size_t rows, fpe_format_id target, ak_stats *out)
+{
+    int rc = 0;
+    for (int i = 0; i < m->net.n_layers && !rc; i++) {
+        const net_layer *l = &m->net.layers[i];
+        ak_stats *s = out + (size_t)i * REC_KINDS;
+        const size_t out_n = rows * net_out_features(l);
+        rc = ak_stats_accumulate(m->b, ak_tensor_of(m->act[i].data, out_n, m->act[i].dtype), target,
+                                 NULL, s + REC_ACTIVATION);
+        if (!rc)
+            rc = ak_stats_accumulate(m->b, ak_tensor_of(m->dact[i].data, out_n, m->dact[i].dtype),
+                                     target, NULL, s + REC_ACTIVATION_GRAD);
+        for (int k = 0; k < m->n_params && !rc; k++) {
+            const model_param *p = &m->params[k];
+            if (p->layer != i || p->is_bias) continue;
+            rc = ak_stats_accumulate(m->b, p->wlow.data ? p->wlow : p->w32, target, NULL,
+                                     s + REC_WEIGHT);
+            if (!rc) rc = ak_stats_accumulate(m->b, p->grad_run, target, NULL, s + REC_WEIGHT_GRAD);
+        }
+    }
+    return rc;
 }

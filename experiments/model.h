@@ -78,4 +78,14 @@ int model_forward_backward(model *m, size_t rows, const float *scale);
  * fused unscale + finite check); returns the count. */
 int model_grads(const model *m, ak_tensor *grads);
 
+/* The statistics of every layer's tensors for the target format, added
+ * into out[i * 4 + kind] (out in backend memory, n_layers * 4 of them, in
+ * analyze/record.h's rec_kind order: weight, activation, weight_grad,
+ * activation_grad; zero it first): the first rows samples' activations
+ * and their gradients, the weights as stored in the low format where there
+ * is one, the weight gradients as computed.  Gradients are those of the
+ * scaled loss, so they are taken at scale 1 (what a cast of them to the
+ * target format does at the scale held).  Biases are left out. */
+int model_stats(model *m, size_t rows, fpe_format_id target, ak_stats *out);
+
 #endif

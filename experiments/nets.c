@@ -226,6 +226,7 @@ void prec_plan_make(const prec_options *o, const net_def *net, prec_plan *plan)
     plan->mode = o->mode;
     plan->low = o->low;
     plan->input = AK_F32;
+    plan->tf32 = o->tf32;
     ak_dtype prev = AK_F32; /* the format the previous layer's output is in */
     for (int i = 0; i < net->n_layers; i++) {
         const net_layer *l = &net->layers[i];

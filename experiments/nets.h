@@ -77,6 +77,7 @@ typedef struct prec_plan {
     bool has_w32[NET_MAX_LAYERS];  /* fp32 weights (the master, or the weights in O0/O1) */
     bool has_wlow[NET_MAX_LAYERS]; /* low-precision stored weights (O2 model copy, O3 weights) */
     ak_dtype input;                /* format of the network's input batch */
+    bool tf32;                     /* fp32 GEMMs and convolutions take tf32 inputs */
 } prec_plan;
 
 /* Op lists, as in autocast: white-listed ops run in the low format from O1
@@ -87,6 +88,9 @@ typedef struct prec_options {
     ak_dtype low;
     bool white[4], black[4];     /* indexed by net_op */
     bool pinned[NET_MAX_LAYERS]; /* --layer-precision NAME=fp32 */
+    /* fp32 GEMMs and convolutions round their inputs to tf32 (PyTorch's
+     * allow_tf32, cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32); off by default */
+    bool tf32;
 } prec_options;
 
 void prec_options_default(prec_options *o, prec_mode mode, ak_dtype low);

@@ -15,6 +15,12 @@
  *     fp16 (the first product alone, too), then the epilogue in fp16.
  *   - cuda: cublasGemmEx with the compute type, reductions kept in the
  *     compute type (CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION).
+ *   - g->tc (a tensor-core model, kernels/elem/tc_dot.h): on cpu, fp16/bf16
+ *     A and B with compute type 32F give each element as the model's dot
+ *     product of row i and column j from a +0 accumulator, then the epilogue
+ *     alpha acc + beta c above, bit for bit what the model says.  Other
+ *     pairings ignore it, and so does cuda: there the tensor cores are the
+ *     model, and tests/gpu/gpu_tc_probe measures how close the model is.
  *
  * Agreement between the backends.  Let a', b' be the inputs as the compute
  * type multiplies them (fp32 values; for the fast types rounded as above),
@@ -39,11 +45,37 @@
  * tests/kernels/gpu_gemm.c checks exactly this bound.
  */
 #include <limits.h>
+#include <string.h>
 
 #include "backend.h"
 #include "elem/gemm.h"
+#include "elem/tc_dot.h"
 
 static const char *const gemm_names[3] = {"A", "B", "C"};
+
+/* The published models, fp16/bf16 inputs, fp32 accumulation:
+ *   v100: blocks of 4 products, no extra alignment bits, truncation: Fasi,
+ *         Higham, Mikaitis, Pranesh, "Numerical behavior of NVIDIA tensor
+ *         cores", PeerJ Comput. Sci. 7:e330 (2021);
+ *   a100: blocks of 8, 1 extra bit, truncation: Khattak, Mikaitis, "Accurate
+ *         models of NVIDIA tensor cores", arXiv:2512.07004 (2025) and their
+ *         MATLAB models (github.com/north-numerical-computing/MATLAB-tensor-core);
+ *   h100: blocks of 16, 2 extra bits, truncation: the same source -
+ *         literature, to be confirmed by tests/gpu/gpu_tc_probe. */
+int ak_tc_preset(const char *name, ak_tc_model *out)
+{
+    static const struct {
+        const char *name;
+        ak_tc_model m;
+    } presets[] = {{"v100", {4, 0, FPE_RZ}}, {"a100", {8, 1, FPE_RZ}}, {"h100", {16, 2, FPE_RZ}}};
+    if (!name || !out) return AK_EINVAL;
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (!strcmp(name, presets[i].name)) {
+            *out = presets[i].m;
+            return AK_OK;
+        }
+    return AK_EINVAL;
+}
 
 /* A rows x cols matrix with leading dimension ld in t: ld >= cols and t
  * holds (rows - 1) ld + cols elements. */
@@ -98,6 +130,12 @@ int ak_gemm(ak_backend *b, const ak_gemm_args *g)
         (rc = check_matrix(b, "B", g->b, b_rows, b_cols, g->ldb)) ||
         (rc = check_matrix(b, "C", g->c, g->m, g->n, g->ldc)))
         return rc;
+    if (g->tc && !ak_tc_model_ok(g->tc))
+        return ak_fail(b, AK_EINVAL, "ak_gemm",
+                       "tc: block %d, extra_bits %d, round %d is not a model (block 1..%d, "
+                       "extra_bits -23..%d, round RNE, RZ, RD or RU)",
+                       g->tc->block, g->tc->extra_bits, (int)g->tc->round, AK_TC_MAX_BLOCK,
+                       AK_TC_MAX_EXTRA);
     if (g->m == 0 || g->n == 0) return AK_OK;
     return b->ops->gemm(b, g);
 }

@@ -330,6 +330,21 @@ typedef enum ak_compute {
 } ak_compute;
 const char *ak_compute_name(ak_compute c); /* "32F", "16F", "32F_FAST_16F", ... */
 
+/* A tensor-core model of an fp16/bf16 dot product with fp32 accumulation
+ * (kernels/elem/tc_dot.h defines it): products exact; each block of `block`
+ * products and the running fp32 accumulator aligned to the largest exponent,
+ * keeping 23 + extra_bits fraction bits below it (bits shifted out are
+ * truncated toward zero, term by term), summed exactly, then rounded to fp32
+ * in mode `round` (FPE_RNE, FPE_RZ, FPE_RD or FPE_RU). */
+typedef struct ak_tc_model {
+    int block;      /* products per block, 1 .. AK_TC_MAX_BLOCK (4096) */
+    int extra_bits; /* alignment bits beyond fp32's 23 fraction bits, -23 .. AK_TC_MAX_EXTRA (80) */
+    fpe_round round; /* of each block's sum to fp32 */
+} ak_tc_model;
+/* The published models by GPU name: "v100", "a100", "h100" (kernels/gemm.c
+ * cites the sources).  AK_EINVAL for NULL arguments or an unknown name. */
+int ak_tc_preset(const char *name, ak_tc_model *out);
+
 /* C = alpha * op(A) * op(B) + beta * C, row-major.  op(A) is m x k (A is
  * m x k with lda >= k, or k x m with lda >= m when trans_a), op(B) is k x n,
  * C is m x n with ldc >= n.  Supported (storage a/b -> c, compute):
@@ -354,6 +369,11 @@ typedef struct ak_gemm_args {
     ak_tensor c;
     size_t ldc;
     ak_compute compute;
+    /* NULL: as above.  Otherwise the cpu backend computes fp16/bf16-input
+     * 32F GEMMs with this model (each element alpha * dot + beta * c, the
+     * dot from a zero accumulator); every other pairing and the cuda backend
+     * (where the hardware is the model) ignore it. */
+    const ak_tc_model *tc;
 } ak_gemm_args;
 int ak_gemm(ak_backend *b, const ak_gemm_args *g);
 

@@ -9,12 +9,14 @@ FPE_INLINE uint32_t fpe_convert_k(fpe_format_id from, fpe_format_id to, fpe_env 
 {
     /* the fast path: a normal operand is exact in binary64 (fpe_round_f64_fast) */
     uint32_t r;
-    if (fk_is_normal(from, a) && fpe_round_f64_fast(to, env, fpe_normal_to_f64_bits(from, a), &r)) return r;
+    if (fk_is_normal(from, a) && fpe_round_f64_fast(to, env, fpe_normal_to_f64_bits(from, a), &r))
+        return r;
     const fpe_unp u = fpe_unpack(from, env, a);
     const uint32_t sbit = u.sign ? fk_sign(to) : 0;
     switch (u.cls) {
     case FPE_CLS_NAN:
         if (fpe_issnan_k(from, a)) env->flags |= FPE_FLAG_INVALID;
+        if (env->nan == FPE_NAN_CUDA && from == FPE_FMT_BF16 && to == FPE_FMT_F32) return a << 16;
         return fpe_nan_from_payload(to, env, u.sign, fpe_nan_payload(from, a));
     case FPE_CLS_INF: return sbit | fk_inf(to);
     case FPE_CLS_ZERO: return sbit;
@@ -52,7 +54,7 @@ FPE_INLINE double fpe_to_f64_k(fpe_format_id from, fpe_env *env, uint32_t a)
     switch (u.cls) {
     case FPE_CLS_NAN:
         if (fpe_issnan_k(from, a)) env->flags |= FPE_FLAG_INVALID;
-        if (env->nan == FPE_NAN_CANONICAL) return fpe_f64_from_bits(0x7FFFFFFFFFFFFFFFull);
+        if (env->nan != FPE_NAN_X86) return fpe_f64_from_bits(0x7FFFFFFFFFFFFFFFull);
         return fpe_f64_from_bits(sbit | 0x7FF8000000000000ull | (fpe_nan_payload(from, a) >> 12));
     case FPE_CLS_INF: return fpe_f64_from_bits(sbit | 0x7FF0000000000000ull);
     case FPE_CLS_ZERO: return fpe_f64_from_bits(sbit);
@@ -84,7 +86,8 @@ FPE_INLINE uint64_t fpe_int_invalid(fpe_int_kind k, fpe_env *env, bool is_nan, b
 
 /* Format -> integer in env->round; the result as the integer's bit pattern
  * (two's complement for signed kinds, in the low 32 bits for 32-bit ones). */
-FPE_INLINE uint64_t fpe_to_int_k(fpe_format_id f, fpe_int_kind k, fpe_env *env, uint32_t a, bool exact)
+FPE_INLINE uint64_t fpe_to_int_k(fpe_format_id f, fpe_int_kind k, fpe_env *env, uint32_t a,
+                                 bool exact)
 {
     const fpe_unp u = fpe_unpack(f, env, a);
     if (u.cls == FPE_CLS_NAN) return fpe_int_invalid(k, env, true, u.sign);

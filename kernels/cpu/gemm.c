@@ -1,10 +1,12 @@
 /* cpu/gemm.c: ak_gemm on the host.  fp32 32F is OpenBLAS's sgemm; every
- * other contract is emulated around it (kernels/gemm.c says how). */
+ * other contract is emulated around it (kernels/gemm.c says how), and a
+ * tensor-core model (g->tc) by kernels/elem/tc_dot.h. */
 #include <cblas.h>
 #include <stdlib.h>
 
 #include "backend.h"
 #include "elem/gemm.h"
+#include "elem/tc_dot.h"
 
 static uint32_t load(const ak_tensor *t, size_t i)
 {
@@ -135,12 +137,36 @@ static int gemm_16f(ak_backend *b, const ak_gemm_args *g, const ak_gemm_scalars 
     return AK_OK;
 }
 
+/* fp16/bf16 A and B, 32F, with a tensor-core model: each element is the
+ * model's dot product from a +0 accumulator, then the fp32 epilogue. */
+static void gemm_tc(const ak_gemm_args *g, const ak_gemm_scalars *s)
+{
+    const fpe_format_id f = (fpe_format_id)g->a.dtype, cf = (fpe_format_id)g->c.dtype;
+    const uint16_t *a = (const uint16_t *)g->a.data, *bd = (const uint16_t *)g->b.data;
+    /* row i of op(A) and column j of op(B) as strided vectors */
+    const size_t a_step = g->trans_a ? g->lda : 1, b_step = g->trans_b ? 1 : g->ldb;
+    for (size_t i = 0; i < g->m; i++)
+        for (size_t j = 0; j < g->n; j++) {
+            const uint16_t *ar = g->trans_a ? a + i : a + i * g->lda;
+            const uint16_t *bc = g->trans_b ? bd + j * g->ldb : bd + j;
+            const uint32_t acc = ak_tc_dot_k(g->tc, f, ar, a_step, bc, b_step, g->k, 0);
+            const size_t at = i * g->ldc + j;
+            store(
+                &g->c, at,
+                ak_gemm_epilogue_k(s, cf, true, ak_elem_value(FPE_FMT_F32, acc), load(&g->c, at)));
+        }
+}
+
 int ak_cpu_gemm(ak_backend *b, const ak_gemm_args *g)
 {
     if (g->m == 0 || g->n == 0) return AK_OK; /* conv2d calls here directly */
     const ak_gemm_scalars s = ak_gemm_scalars_of(g->compute, g->alpha, g->beta);
     if (g->k == 0 || s.alpha == 0.0) return scale_c(g, &s);
     if (g->compute == AK_COMPUTE_16F) return gemm_16f(b, g, &s);
+    if (g->tc && g->compute == AK_COMPUTE_32F && g->a.dtype != AK_F32) {
+        gemm_tc(g, &s);
+        return AK_OK;
+    }
     if (g->compute == AK_COMPUTE_32F && g->a.dtype == AK_F32) {
         cblas_sgemm(CblasRowMajor, trans(g->trans_a), trans(g->trans_b), (blasint)g->m,
                     (blasint)g->n, (blasint)g->k, g->alpha, (const float *)g->a.data,

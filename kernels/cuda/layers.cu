@@ -12,7 +12,7 @@ template <int F> __global__ void bias_add_kernel(ak_tensor y, ak_tensor bias, si
     {
         const uint32_t v = ak_load_bits(fy, y.data, i);
         ak_store_bits(fy, y.data, i,
-                       ak_bias_add_elem(fy, fb, v, ak_load_bits(fb, bias.data, i % cols)));
+                      ak_bias_add_elem(fy, fb, v, ak_load_bits(fb, bias.data, i % cols)));
     }
 }
 
@@ -32,9 +32,11 @@ extern "C" int ak_cuda_bias_add(ak_backend *b, ak_tensor y, ak_tensor bias, size
 /* bias_grad: a block owns BG_COLS adjacent columns (one per lane, so the
  * reads of a row are coalesced) and all their rows, split among BG_ROWS
  * threads; the partial sums are added in shared memory and rounded once.
- * No atomics: the result does not depend on scheduling. */
+ * No atomics: the result does not depend on scheduling.  BG_ROWS 32 (not
+ * 8): a 512 x 4096 gradient gives only 128 blocks, so each needs many rows
+ * in flight (38 us -> measured in docs/PERFORMANCE.md). */
 #define BG_COLS 32
-#define BG_ROWS 8
+#define BG_ROWS 32
 
 template <int F>
 __global__ void bias_grad_kernel(ak_tensor dbias, ak_tensor dy, size_t rows, size_t cols)

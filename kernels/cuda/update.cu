@@ -2,6 +2,9 @@
  * per call; found-inf, the state and the loss stay in device memory, so a
  * step never waits for the host.  The element code is elem/update.h, shared
  * with the cpu backend (the arithmetic is spelled out in kernels/update.c). */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "cuda_backend.h"
 #include "elem/update.h"
 
@@ -91,6 +94,132 @@ __global__ void update_kernel(ak_opt_config cfg, ak_param p, const ak_opt_state 
     if (MEASURE) add_block_loss(acc, loss, n);
 }
 
+/* ---- the fast path: fp32 masters, round to nearest even, nothing measured ----
+ * The same arithmetic as ak_update_elem (elem/update.h's ak_opt_delta_k,
+ * then the sum rounded to fp32), four elements per thread with 16-byte
+ * master loads and stores.  The model copy is written with the hardware's
+ * round-to-nearest conversion: bench/gpu's exhaustive run found
+ * __float2half_rn and __float2bfloat16_rn equal to the emulator's RNE
+ * conversion for every non-NaN fp32 input on the H100 (docs/GPU_NUMERICS.md);
+ * a NaN here is always AK_CANONICAL_NAN_F32 (ak_canonical_nan), whose
+ * conversion under the emulator's x86 NaN rules is written out. */
+template <int MODEL> __device__ uint16_t model_bits(float u)
+{
+    if (u != u) return MODEL == AK_F16 ? 0x7E00u : 0x7FC0u; /* 0x7FC00000 quieted, payload kept */
+    if (MODEL == AK_F16) return __half_as_ushort(__float2half_rn(u));
+    return __bfloat16_as_ushort(__float2bfloat16_rn(u));
+}
+
+template <int GRAD> __device__ float grad_at(const void *g, size_t i)
+{
+    if (GRAD == AK_F32) return ((const float *)g)[i];
+    const uint16_t h = ((const uint16_t *)g)[i];
+    if (GRAD == AK_F16) return __half2float(__ushort_as_half(h));
+    return __uint_as_float((uint32_t)h << 16);
+}
+
+template <int KIND, int MODEL, int GRAD>
+__device__ void fast_elem(const ak_opt_scalars &s, const ak_param &p, size_t i, float w, float g,
+                          float *u, uint16_t *m)
+{
+    const float delta = ak_canonical_nan(ak_opt_delta_k(KIND, &s, &p, i, w, g));
+    *u = ak_canonical_nan(w + delta);
+    if (MODEL != AK_F32) *m = model_bits<MODEL>(*u);
+}
+
+/* MODEL == AK_F32: no model copy (O0). */
+template <int KIND, int MODEL, int GRAD>
+__global__ void update_fast_kernel(ak_opt_config cfg, ak_param p, const ak_opt_state *state,
+                                   const float *found_inf, size_t n)
+{
+    if (found_inf && *found_inf != 0.0f) return;
+    const ak_opt_scalars s =
+        ak_opt_scalars_of(&cfg, &p, state->step, state->beta1_pow, state->beta2_pow);
+    float *master = (float *)p.master.data;
+    uint16_t *model = (uint16_t *)p.model.data;
+    const size_t stride = (size_t)gridDim.x * blockDim.x,
+                 first = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    const size_t n4 = n / 4;
+    for (size_t q = first; q < n4; q += stride) {
+        const float4 w = ((const float4 *)master)[q];
+        const size_t i = 4 * q;
+        float4 u;
+        uint16_t m[4];
+        fast_elem<KIND, MODEL, GRAD>(s, p, i, w.x, grad_at<GRAD>(p.grad.data, i), &u.x, &m[0]);
+        fast_elem<KIND, MODEL, GRAD>(s, p, i + 1, w.y, grad_at<GRAD>(p.grad.data, i + 1), &u.y,
+                                     &m[1]);
+        fast_elem<KIND, MODEL, GRAD>(s, p, i + 2, w.z, grad_at<GRAD>(p.grad.data, i + 2), &u.z,
+                                     &m[2]);
+        fast_elem<KIND, MODEL, GRAD>(s, p, i + 3, w.w, grad_at<GRAD>(p.grad.data, i + 3), &u.w,
+                                     &m[3]);
+        ((float4 *)master)[q] = u;
+        if (MODEL != AK_F32)
+            ((uint2 *)model)[q] =
+                make_uint2(m[0] | (uint32_t)m[1] << 16, m[2] | (uint32_t)m[3] << 16);
+    }
+    for (size_t i = 4 * n4 + first; i < n; i += stride) {
+        float u;
+        uint16_t m;
+        fast_elem<KIND, MODEL, GRAD>(s, p, i, master[i], grad_at<GRAD>(p.grad.data, i), &u, &m);
+        master[i] = u;
+        if (MODEL != AK_F32) model[i] = m;
+    }
+}
+
+template <int KIND, int MODEL>
+bool launch_fast_grad(ak_backend *b, unsigned grid, const ak_opt_config *cfg, const ak_param *p,
+                      const ak_opt_state *state, const float *found_inf, size_t n)
+{
+    cudaStream_t st = ak_stream(b);
+    switch (p->grad.dtype) {
+    case AK_F32:
+        update_fast_kernel<KIND, MODEL, AK_F32>
+            <<<grid, AK_CUDA_BLOCK, 0, st>>>(*cfg, *p, state, found_inf, n);
+        return true;
+    case AK_F16:
+        update_fast_kernel<KIND, MODEL, AK_F16>
+            <<<grid, AK_CUDA_BLOCK, 0, st>>>(*cfg, *p, state, found_inf, n);
+        return true;
+    case AK_BF16:
+        update_fast_kernel<KIND, MODEL, AK_BF16>
+            <<<grid, AK_CUDA_BLOCK, 0, st>>>(*cfg, *p, state, found_inf, n);
+        return true;
+    default: return false;
+    }
+}
+
+template <int KIND>
+bool launch_fast_model(ak_backend *b, unsigned grid, const ak_opt_config *cfg, const ak_param *p,
+                       const ak_opt_state *state, const float *found_inf, size_t n)
+{
+    if (!p->model.data) return launch_fast_grad<KIND, AK_F32>(b, grid, cfg, p, state, found_inf, n);
+    if (p->model.dtype == AK_F16)
+        return launch_fast_grad<KIND, AK_F16>(b, grid, cfg, p, state, found_inf, n);
+    if (p->model.dtype == AK_BF16)
+        return launch_fast_grad<KIND, AK_BF16>(b, grid, cfg, p, state, found_inf, n);
+    return false;
+}
+
+/* The fast path when the call allows it: fp32 masters, round to nearest
+ * even, no rounding loss asked for, 16-byte aligned masters and 8-byte
+ * aligned model copies.  Returns whether it launched. */
+bool update_fast(ak_backend *b, const ak_opt_config *cfg, const ak_param *p,
+                 const ak_opt_state *state, const float *found_inf, size_t n)
+{
+    if (!p->master.data || cfg->round.mode != FPE_RNE) return false;
+    if ((uintptr_t)p->master.data % 16 != 0 || (p->model.data && (uintptr_t)p->model.data % 8 != 0))
+        return false;
+    const unsigned grid = ak_grid(b, (n + 3) / 4, AK_CUDA_BLOCK);
+    switch (cfg->kind) {
+    case AK_OPT_SGD: return launch_fast_model<AK_OPT_SGD>(b, grid, cfg, p, state, found_inf, n);
+    case AK_OPT_MOMENTUM:
+        return launch_fast_model<AK_OPT_MOMENTUM>(b, grid, cfg, p, state, found_inf, n);
+    case AK_OPT_ADAM: return launch_fast_model<AK_OPT_ADAM>(b, grid, cfg, p, state, found_inf, n);
+    case AK_OPT_ADAMW: return launch_fast_model<AK_OPT_ADAMW>(b, grid, cfg, p, state, found_inf, n);
+    default: return false;
+    }
+}
+
 } // namespace
 
 extern "C" int ak_cuda_update(ak_backend *b, const ak_opt_config *cfg, const ak_param *p,
@@ -98,6 +227,10 @@ extern "C" int ak_cuda_update(ak_backend *b, const ak_opt_config *cfg, const ak_
                               ak_update_loss *loss)
 {
     const size_t n = p->master.data ? p->master.n : p->model.n;
+    if (!loss && update_fast(b, cfg, p, state, found_inf, n)) {
+        AK_CUDA_LAUNCHED(b, "ak_update", "update_fast_kernel");
+        return AK_OK;
+    }
     const unsigned grid = ak_grid(b, n, AK_CUDA_BLOCK);
     if (loss)
         update_kernel<true>

@@ -75,6 +75,7 @@ FPE_INLINE ak_gemm_args ak_conv_gemm(ak_compute k, size_t m, size_t n, size_t in
     g.c = c;
     g.ldc = n;
     g.compute = k;
+    g.tc = NULL;
     return g;
 }
 

@@ -48,6 +48,27 @@ run "$A" bench train --backend cpu --quick --csv --net simplenet --width 32 --de
 expect_status 0
 [[ $(tail -n +2 <<<"$OUT" | grep -c ',simplenet,O[0-3],.*,8,3,') == 7 ]] || fail "simplenet rows"
 
+# --tf32 and --log add their rows: O0 tf32 against O0, O2+log against O2
+# fp16 (no target on the cpu: issue 7's logging target is for the GPU)
+run "$A" bench train --backend cpu --quick --csv --tf32 --log --steps 2
+expect_status 0
+rows=$(tail -n +2 <<<"$OUT" | awk -F, '{ n = NF; print $(n-12) "," $(n-11) "," $(n-5) "," $(n-3) }')
+want='O0,fp32,,
+O0,tf32,O0,
+O1,fp16,O0,
+O1,bf16,O0,
+O2,fp16,O0,1.50
+O2,bf16,O0,1.50
+O3,fp16,O0,
+O3,bf16,O0,
+O2+log,fp16,O2,'
+CHECKS=$((CHECKS + 1))
+[[ $rows == "$want" ]] || fail "--tf32 --log rows: $rows"
+run "$A" bench train --backend cpu --quick --tf32 --log --steps 2
+expect_status 0
+grep -qE '^O0 +tf32 +none .* O0 ' <<<"$OUT" || fail "no O0 tf32 row in the table"
+grep -qE '^O2\+log +fp16 +pytorch .* O2 ' <<<"$OUT" || fail "no O2+log row in the table"
+
 run "$A" bench --help
 expect_status 0
 expect_out_has 'train      training steps of each precision mode'

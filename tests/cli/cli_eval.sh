@@ -41,6 +41,13 @@ ev bf16 from-f64 3.140625 :: 'result  0x4049' 'flags   none'
 # sqrt(-1): invalid, the x86 default NaN 0xFE00; canonical NaN 0x7FFF.
 ev fp16 sqrt -1 :: 'result  0xFE00' 'NaN (quiet)' 'invalid'
 ev fp16 sqrt -1 --nan canonical :: 'result  0x7FFF' 'invalid'
+# --nan cuda: canonical results, but bf16 -> fp32 keeps the NaN's bits (a
+# 16-bit shift, as cvt.f32.bf16 on sm_90): the signaling 0x7F81 stays
+# 0x7F810000; fp16 -> fp32 gives the canonical 0x7FFFFFFF.
+ev bf16 to-f32 0x7F81 --nan cuda :: 'result  0x7F810000'
+ev bf16 to-f32 0x7F81 --nan canonical :: 'result  0x7FFFFFFF'
+ev fp16 to-f32 0x7E01 --nan cuda :: 'result  0x7FFFFFFF'
+ev fp16 sqrt -1 --nan cuda :: 'result  0x7FFF' 'invalid'
 ev fp16 lt 1 2 :: 'true'
 ev fp16 eq nan nan :: 'false'
 # fp32 1 + 2^-24 (0x33800000) is a tie: near_even 1, max 1 + 2^-23.

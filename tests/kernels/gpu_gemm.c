@@ -62,8 +62,8 @@ static size_t run_case(const ref_gcase *c)
     mat_upload(&a);
     mat_upload(&b);
     mat_upload(&cm);
-    ak_gemm_args g = {c->ta,   c->tb,  c->m,    c->n,   c->k,     c->alpha, c->beta,
-                      a.d.c.t, a.h.ld, b.d.c.t, b.h.ld, cm.d.c.t, cm.h.ld,  c->p.k};
+    ak_gemm_args g = {c->ta,  c->tb,   c->m,   c->n,     c->k,    c->alpha, c->beta, a.d.c.t,
+                      a.h.ld, b.d.c.t, b.h.ld, cm.d.c.t, cm.h.ld, c->p.k,   NULL};
     ck_assert_msg(ak_gemm(cpu, &g) == AK_OK, "%s: cpu: %s", what, ak_error(cpu));
     g.a = a.d.g.t, g.b = b.d.g.t, g.c = cm.d.g.t;
     ck_assert_msg(ak_gemm(gpu, &g) == AK_OK, "%s: cuda: %s", what, ak_error(gpu));
@@ -172,8 +172,8 @@ START_TEST(unsupported_and_bad_arguments_alike)
     for (int i = 0; i < 2; i++) {
         ak_backend *b = both[i];
         kt_buf a = kt_buf_alloc(b, 64, AK_F32), h = kt_buf_alloc(b, 64, AK_BF16);
-        ak_gemm_args g = {false, false, 4,   4, 4,   1.0f, 0.0f,
-                          h.t,   4,     h.t, 4, h.t, 4,    AK_COMPUTE_16F};
+        ak_gemm_args g = {false, false, 4, 4,   4, 1.0f,           0.0f, h.t,
+                          4,     h.t,   4, h.t, 4, AK_COMPUTE_16F, NULL};
         ck_assert_int_eq(ak_gemm(b, &g), AK_EUNSUPPORTED);
         ck_assert_str_eq(ak_error(b),
                          "ak_gemm: compute type 16F needs fp16 A, B and C, got bf16/bf16/bf16");

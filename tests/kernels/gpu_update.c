@@ -183,6 +183,25 @@ START_TEST(special_values)
 }
 END_TEST
 
+/* The cuda fast path (fp32 masters, RNE, no rounding loss asked for): every
+ * optimizer, no model copy (O0) and fp16/bf16 copies, fp32 and 16-bit
+ * gradients, special values (canonical NaNs in the copies), an element
+ * count that leaves a tail of 3 after the groups of four. */
+START_TEST(fast_path)
+{
+    for (int kind = AK_OPT_SGD; kind <= AK_OPT_ADAMW; kind++) {
+        const int m = kind == AK_OPT_SGD ? REF_NONE : AK_F32,
+                  v = kind >= AK_OPT_ADAM ? AK_F32 : REF_NONE;
+        const int models[3] = {REF_NONE, AK_F16, AK_BF16}, grads[3] = {AK_F32, AK_F16, AK_BF16};
+        for (int a = 0; a < 3; a++)
+            for (int k = 0; k < 3; k++)
+                run_case(config((ak_optimizer)kind, 0.5f, k == 1 ? 0.25f : 0, FPE_RNE),
+                         ref_lay(true, models[a], grads[k], m, v), 40003, 4, a == 1 ? 4 : 0, false,
+                         3000 + (uint64_t)(kind * 10 + a * 3 + k));
+    }
+}
+END_TEST
+
 /* Millions of elements: many blocks, the grid-stride loop, the per-block
  * reductions and their atomics; also the update without a loss. */
 START_TEST(large_tensors)
@@ -205,6 +224,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, every_optimizer_and_layout);
     tcase_add_test(tc, special_values);
+    tcase_add_test(tc, fast_path);
     tcase_add_test(tc, large_tensors);
     suite_add_tcase(s, tc);
     return ts_run_suite(s);

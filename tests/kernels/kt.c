@@ -1,4 +1,5 @@
 /* kt.c: shared helpers of the kernels/ tests (see kt.h). */
+#define _POSIX_C_SOURCE 200809L /* fork, waitpid */
 #include "kt.h"
 
 #include <check.h>
@@ -6,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 ak_backend *kt_open_cpu(void)
 {
@@ -23,14 +26,28 @@ ak_backend *kt_open_cuda(void)
     return b;
 }
 
+/* The probe runs in a child process: CUDA cannot be used in a process
+ * forked after it was initialised, and Check forks every test from this
+ * (parent) process. */
 void kt_require_cuda_or_skip(void)
 {
-    ak_backend *b = kt_open_cuda();
-    if (!b) {
+    fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        ak_backend *b = kt_open_cuda();
+        if (b) ak_close(b);
+        fflush(stdout);
+        _exit(b ? 0 : 77);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+        printf("could not probe for a CUDA device (fork/waitpid failed)\n");
+        exit(1);
+    }
+    if (WEXITSTATUS(status) != 0) {
         printf("no usable CUDA device: skipped\n");
         exit(77);
     }
-    ak_close(b);
 }
 
 void kt_open_both(ak_backend **cpu, ak_backend **gpu)

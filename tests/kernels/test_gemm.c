@@ -81,8 +81,8 @@ static size_t run_case(ak_backend *b, const ref_gcase *c)
     kt_buf_put(&da, a.bits);
     kt_buf_put(&db, bm.bits);
     kt_buf_put(&dc, cm.bits);
-    ak_gemm_args g = {c->ta, c->tb, c->m, c->n,  c->k, c->alpha, c->beta,
-                      da.t,  a.ld,  db.t, bm.ld, dc.t, cm.ld,    c->p.k};
+    ak_gemm_args g = {c->ta, c->tb, c->m,  c->n, c->k,  c->alpha, c->beta, da.t,
+                      a.ld,  db.t,  bm.ld, dc.t, cm.ld, c->p.k,   NULL};
     const int rc = ak_gemm(b, &g);
     ck_assert_msg(rc == AK_OK, "%s: %s", what, ak_error(b));
     uint32_t *got = malloc((cm.n ? cm.n : 1) * sizeof *got);
@@ -231,8 +231,8 @@ START_TEST(alpha_zero_and_k_zero_scale_c)
             kt_buf da = kt_buf_alloc(b, 8, pr.in), dc = kt_buf_alloc(b, cn, pr.out);
             kt_buf_put(&da, abits);
             kt_buf_put(&dc, cbits);
-            ak_gemm_args g = {false, false, m,    n, k,    alpha, beta,
-                              da.t,  k,     da.t, n, dc.t, ldc,   pr.k};
+            ak_gemm_args g = {false, false, m, n,    k,   alpha, beta, da.t,
+                              k,     da.t,  n, dc.t, ldc, pr.k,  NULL};
             ck_assert_msg(ak_gemm(b, &g) == AK_OK, "%s", ak_error(b));
             kt_buf_get(&dc, got);
             for (size_t i = 0; i < cn; i++)
@@ -261,7 +261,7 @@ START_TEST(fast_types_round_inputs)
                              AK_COMPUTE_32F_FAST_TF32};
     const float want[] = {1.0f + 0x1p-20f, 1.0f, 1.0f, 1.0f};
     for (int i = 0; i < 4; i++) {
-        ak_gemm_args g = {false, false, 1, 1, 1, 1.0f, 0.0f, a.t, 1, one.t, 1, c.t, 1, ks[i]};
+        ak_gemm_args g = {false, false, 1, 1, 1, 1.0f, 0.0f, a.t, 1, one.t, 1, c.t, 1, ks[i], NULL};
         ck_assert_int_eq(ak_gemm(b, &g), AK_OK);
         float got;
         kt_buf_download(&c, &got);
@@ -271,7 +271,7 @@ START_TEST(fast_types_round_inputs)
     const float big = 70000.0f;
     kt_buf_upload(&a, &big);
     for (int i = 1; i < 4; i++) {
-        ak_gemm_args g = {false, false, 1, 1, 1, 1.0f, 0.0f, a.t, 1, one.t, 1, c.t, 1, ks[i]};
+        ak_gemm_args g = {false, false, 1, 1, 1, 1.0f, 0.0f, a.t, 1, one.t, 1, c.t, 1, ks[i], NULL};
         ck_assert_int_eq(ak_gemm(b, &g), AK_OK);
         float got;
         kt_buf_download(&c, &got);
@@ -313,7 +313,8 @@ START_TEST(tf32_hand_cases)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kt_buf_upload(&a, &cases[i][0]);
         ak_gemm_args g = {false, false, 1,     1, 1,   1.0f, 0.0f,
-                          a.t,   1,     one.t, 1, c.t, 1,    AK_COMPUTE_32F_FAST_TF32};
+                          a.t,   1,     one.t, 1, c.t, 1,    AK_COMPUTE_32F_FAST_TF32,
+                          NULL};
         ck_assert_int_eq(ak_gemm(b, &g), AK_OK);
         uint32_t got;
         kt_buf_download(&c, &got);
@@ -328,7 +329,8 @@ START_TEST(tf32_hand_cases)
     for (int i = 0; i < 3; i++) {
         kt_buf_upload(&a, &nans[i]);
         ak_gemm_args g = {false, false, 1,     1, 1,   1.0f, 0.0f,
-                          a.t,   1,     one.t, 1, c.t, 1,    AK_COMPUTE_32F_FAST_TF32};
+                          a.t,   1,     one.t, 1, c.t, 1,    AK_COMPUTE_32F_FAST_TF32,
+                          NULL};
         ck_assert_int_eq(ak_gemm(b, &g), AK_OK);
         float got;
         kt_buf_download(&c, &got);
@@ -377,8 +379,8 @@ START_TEST(compute_16f_edges)
         kt_buf_put(&da, a);
         kt_buf_put(&db, bb);
         kt_buf_put(&dc, cc);
-        ak_gemm_args g = {false, false, m,    n, k,    1.0f, 1.0f,
-                          da.t,  k,     db.t, n, dc.t, n,    AK_COMPUTE_16F};
+        ak_gemm_args g = {false, false, m, n,    k, 1.0f,           1.0f, da.t,
+                          k,     db.t,  n, dc.t, n, AK_COMPUTE_16F, NULL};
         ck_assert_int_eq(ak_gemm(b, &g), AK_OK);
         kt_buf_get(&dc, out);
         const ref_mat ga = {AK_F16, m, k, k, m * k, a}, gb = {AK_F16, k, n, n, k * n, bb};
@@ -404,7 +406,8 @@ START_TEST(compute_16f_edges)
     uint16_t got;
     kt_buf_upload(&da, &minus_one);
     kt_buf_upload(&db, &zero);
-    ak_gemm_args g = {false, false, 1, 1, 1, 1.0f, 0.0f, da.t, 1, db.t, 1, dc.t, 1, AK_COMPUTE_16F};
+    ak_gemm_args g = {false, false, 1, 1,    1, 1.0f,           0.0f, da.t,
+                      1,     db.t,  1, dc.t, 1, AK_COMPUTE_16F, NULL};
     ck_assert_int_eq(ak_gemm(b, &g), AK_OK);
     kt_buf_download(&dc, &got);
     ck_assert_uint_eq(got, 0x8000);
@@ -452,8 +455,8 @@ START_TEST(alpha_one_beta_zero_rounds_the_fp32_result)
             kt_buf_put(&da, abits);
             kt_buf_put(&db, bbits);
             kt_buf_put(&dc16, c16);
-            ak_gemm_args g = {ta,   tb,         m,    n,          k,      1.0f, 0.0f,
-                              da.t, ta ? m : k, db.t, tb ? k : n, dc32.t, ldc,  AK_COMPUTE_32F};
+            ak_gemm_args g = {ta,         tb,   m,          n,      k,   1.0f,           0.0f, da.t,
+                              ta ? m : k, db.t, tb ? k : n, dc32.t, ldc, AK_COMPUTE_32F, NULL};
             ck_assert_msg(ak_gemm(b, &g) == AK_OK, "%s", ak_error(b));
             g.c = dc16.t;
             ck_assert_msg(ak_gemm(b, &g) == AK_OK, "%s", ak_error(b));
@@ -500,7 +503,8 @@ START_TEST(bad_arguments)
                              0.0f,  ak_tensor_of(fa, 15, AK_F32),
                              5,     ak_tensor_of(fb, 20, AK_F32),
                              4,     ak_tensor_of(fc, 12, AK_F32),
-                             4,     AK_COMPUTE_32F};
+                             4,     AK_COMPUTE_32F,
+                             NULL};
     ck_assert_int_eq(ak_gemm(b, &ok), AK_OK);
     ck_assert_int_eq(ak_gemm(NULL, &ok), AK_EINVAL);
     ck_assert_int_eq(ak_gemm(b, NULL), AK_EINVAL);
