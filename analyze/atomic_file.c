@@ -1,10 +1,13 @@
 /* atomic_file.c: status messages and atomic file replacement (atomic_file.h). */
-#define _POSIX_C_SOURCE 200809L /* fdopen, fsync */
+#define _POSIX_C_SOURCE 200809L /* fdopen, fsync, kill */
 #include "atomic_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -164,4 +167,53 @@ int af_write(const char *path, const void *data, size_t n, char *msg, size_t msg
     if (status != AN_OK) return status;
     af_put(&f, data, n);
     return af_commit(&f, msg, msg_len);
+}
+
+int af_remove_stale(const char *path, char *msg, size_t msg_len)
+{
+    if (!path || !*path) return an_fail(msg, msg_len, AN_EINVAL, "af_remove_stale: empty path");
+    char *dir = NULL;
+    if (parent_dir(path, &dir) != AN_OK)
+        return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    const size_t base_len = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d) {
+        const int e = errno;
+        an_fail(msg, msg_len, AN_EIO, "%s: cannot read directory %s: %s", path, dir, strerror(e));
+        free(dir);
+        return AN_EIO;
+    }
+    int removed = 0, status = AN_OK;
+    const struct dirent *ent;
+    while (status == AN_OK && (ent = readdir(d)) != NULL) {
+        const char *name = ent->d_name;
+        if (strncmp(name, base, base_len) != 0 || strncmp(name + base_len, ".tmp.", 5) != 0)
+            continue;
+        const char *digits = name + base_len + 5;
+        char *end;
+        errno = 0;
+        const long pid = strtol(digits, &end, 10);
+        if (!*digits || *end || errno || pid <= 0) continue; /* not one of af_begin's names */
+        /* kill(pid, 0) fails with ESRCH only when no such process exists */
+        const bool dead = pid == (long)getpid() || (kill((pid_t)pid, 0) != 0 && errno == ESRCH);
+        if (!dead) continue;
+        const size_t n = strlen(dir) + strlen(name) + 2;
+        char *full = malloc(n);
+        if (!full) {
+            status = an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+            break;
+        }
+        snprintf(full, n, "%s/%s", dir, name);
+        if (unlink(full) == 0)
+            removed++;
+        else if (errno != ENOENT)
+            status = an_fail(msg, msg_len, AN_EIO, "%s: cannot remove %s: %s", path, full,
+                             strerror(errno));
+        free(full);
+    }
+    closedir(d);
+    free(dir);
+    return status == AN_OK ? removed : status;
 }

@@ -67,6 +67,14 @@ void af_abort(af_file *f);
 /* The whole of it for a small file: path's content becomes data[0..n). */
 int af_write(const char *path, const void *data, size_t n, char *msg, size_t msg_len);
 
+/* Removes the temporary files "NAME.tmp.<pid>" that writers of path killed
+ * in the middle of a write (SIGKILL, a crash) left behind: those whose pid
+ * is this process's or no live process's on this host.  A live writer's
+ * file is left alone.  Call it before writing path again (a resumed run).
+ * Returns the number removed (>= 0), or AN_EIO with the directory or file
+ * that could not be read or removed. */
+int af_remove_stale(const char *path, char *msg, size_t msg_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -480,6 +480,16 @@ int rec_log_flush(rec_log *log)
     return AN_OK;
 }
 
+int rec_log_sync(rec_log *log)
+{
+    if (!log) return AN_EINVAL;
+    const int status = rec_log_flush(log);
+    if (status != AN_OK) return status;
+    if (fsync(fileno(log->fp)) != 0)
+        return log_fail(log, AN_EIO, "%s: fsync: %s", log->path, strerror(errno));
+    return AN_OK;
+}
+
 int rec_log_close(rec_log *log, char *msg, size_t msg_len)
 {
     if (!log) return AN_OK;

@@ -221,6 +221,10 @@ rec_log *rec_log_open_table(const char *dir, rec_table t, int64_t resume_after_s
  * survive the process being killed, not the machine losing power).  Call
  * it after each step's rows. */
 int rec_log_flush(rec_log *log);
+/* Flushes and fsyncs: the rows written so far survive the machine losing
+ * power too.  Call it before a checkpoint is written, so that a checkpoint
+ * on disk never runs ahead of the rows it cuts the logs back to. */
+int rec_log_sync(rec_log *log);
 /* Flushes and closes; NULL is harmless. */
 int rec_log_close(rec_log *log, char *msg, size_t msg_len);
 const char *rec_log_error(const rec_log *log); /* the last error's message, "" if none */

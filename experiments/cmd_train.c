@@ -76,8 +76,17 @@ static void help(FILE *out)
         "  --resume DIR           continue the run in DIR bit for bit from its checkpoint, with\n"
         "                         the options of its run.json (--steps/--epochs may extend it)\n"
         "  --init FILE            start from the weights in a safetensors file (PyTorch names)\n"
+        "testing:\n"
+        "  --fault SPEC           inject numerical faults: KIND@STEPS[+KIND@STEPS...], STEPS\n"
+        "                         'all' or a list of N and N-M (steps as steps.csv numbers them);\n"
+        "                         KIND nonfinite-loss (the loss is NaN before scaling), inf-loss\n"
+        "                         (+inf), overflow-grads (the scaled gradients overflow, the loss\n"
+        "                         stays finite), zero-grads (the gradients are 0: a clean step\n"
+        "                         whatever the scale).  Kept in run.json: a resumed run keeps it\n"
         "\n"
-        "exit status: 0 done, 2 bad input (nothing trained), 3 diverged, 1 anything else;\n"
+        "exit status: 0 done, 2 bad input (nothing trained), 3 diverged (the loss in O0, or the\n"
+        "loss scale: grown to inf, at its floor, DeepSpeed's minimum; run.json's end_reason\n"
+        "says which), 1 anything else;\n"
         "on SIGINT/SIGTERM the current step finishes and the record is complete up to it.\n",
         ak_scaler_preset_names());
 }
@@ -191,7 +200,11 @@ static int resume(int argc, char **argv, const char *dir)
     for (size_t i = 0; i < n && rc == CLI_OK; i++) {
         rec_option opt;
         rec_run_option_at(r, i, &opt);
-        if (strcmp(opt.key, "out") == 0 || strcmp(opt.key, "resume") == 0) continue;
+        /* not options: the record's notes and its end */
+        if (strcmp(opt.key, "out") == 0 || strcmp(opt.key, "resume") == 0 ||
+            strcmp(opt.key, "end_reason") == 0 || strcmp(opt.key, "scaler_floor") == 0 ||
+            strcmp(opt.key, "scaler_nonfinite_growth") == 0)
+            continue;
         snprintf(text[i].key, sizeof text[i].key, "--%s", opt.key);
         if (opt.type == REC_OPT_STRING)
             snprintf(text[i].value, sizeof text[i].value, "%s", opt.string);
@@ -365,7 +378,11 @@ static int parse_and_run(int argc, char **argv, const char *resume_dir)
             rc = cli_want_int(a, v, 1, 65536, &o.accumulate);
         else if (IS("clip-norm"))
             rc = want_real(a, v, 0, 3.4e38, true, &o.clip_norm);
-        else if (IS("checkpoint-every"))
+        else if (IS("fault")) {
+            char why[512];
+            if (train_fault_parse(v, o.faults, &o.n_faults, why, sizeof why) != 0)
+                return cli_error(CLI_EINPUT, "%s", why);
+        } else if (IS("checkpoint-every"))
             rc = cli_want_int(a, v, 0, INT64_C(1) << 40, &o.checkpoint_every);
         else
             return cli_error(CLI_EINPUT, "unknown option '--%s' (see 'ampscope train --help')",
@@ -411,6 +428,7 @@ static int parse_and_run(int argc, char **argv, const char *resume_dir)
     o.opt.round.stream = 1;
     if (!lr_given) o.opt.lr = -1;
     if ((rc = apply_scaler(&sc, &o.scaler)) != 0) return rc;
+    o.scaler_name = sc.preset ? sc.preset : "none";
 
     char msg[1024];
     rc = train_run(&o, msg, sizeof msg);

@@ -794,6 +794,13 @@ static int setup_folder(const sweep_options *o, int *lock_fd)
     if (flock(*lock_fd, LOCK_EX | LOCK_NB) != 0)
         return cli_error(CLI_EINPUT, "--out %s: another sweep is running in it (%s is locked)",
                          o->out_dir, path);
+    /* what a sweep killed while it rewrote them left (under the lock, nobody
+     * else writes them); unfinished runs' folders are redone whole */
+    const char *ours[] = {SW_SWEEP_JSON, "summary.csv"};
+    for (size_t i = 0; i < sizeof ours / sizeof *ours; i++) {
+        snprintf(path, sizeof path, "%s/%s", o->out_dir, ours[i]);
+        if (af_remove_stale(path, msg, sizeof msg) < 0) return cli_error(CLI_EFAIL, "%s", msg);
+    }
     json_t *mine = describe(o);
     if (!mine) return cli_error(CLI_EFAIL, "out of memory");
     snprintf(path, sizeof path, "%s/%s", o->out_dir, SW_SWEEP_JSON);

@@ -60,6 +60,92 @@ void train_options_default(train_options *o)
     ak_scaler_preset("none", &o->scaler, NULL, 0);
 }
 
+/* ---- --fault: numerical faults for the tests -------------------------------------------- */
+static const char *const fault_names[] = {"", "nonfinite-loss", "inf-loss", "overflow-grads",
+                                          "zero-grads"};
+#define FAULT_KINDS (sizeof fault_names / sizeof fault_names[0])
+
+/* A step number: digits only, at most 2^40. */
+static bool fault_step(const char *s, size_t n, int64_t *out)
+{
+    if (n == 0 || n > 13) return false;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v > (INT64_C(1) << 40)) return false;
+    *out = v;
+    return true;
+}
+
+int train_fault_parse(const char *spec, train_fault *faults, int *n_faults, char *msg,
+                      size_t msg_len)
+{
+    *n_faults = 0;
+    if (!spec || !*spec) return an_fail(msg, msg_len, -1, "--fault: empty SPEC");
+    const char *p = spec;
+    for (;;) {
+        const char *end = strchr(p, '+');
+        const size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *at = memchr(p, '@', len);
+        if (!at)
+            return an_fail(msg, msg_len, -1, "--fault %s: '%.*s' is not KIND@STEPS", spec, (int)len,
+                           p);
+        if (*n_faults == TRAIN_MAX_FAULTS)
+            return an_fail(msg, msg_len, -1, "--fault %s: more than %d clauses", spec,
+                           TRAIN_MAX_FAULTS);
+        train_fault *f = &faults[(*n_faults)++];
+        memset(f, 0, sizeof *f);
+        for (size_t k = 1; k < FAULT_KINDS; k++)
+            if (strlen(fault_names[k]) == (size_t)(at - p) &&
+                memcmp(p, fault_names[k], (size_t)(at - p)) == 0)
+                f->kind = (train_fault_kind)k;
+        if (f->kind == TRAIN_FAULT_NONE)
+            return an_fail(msg, msg_len, -1,
+                           "--fault %s: unknown kind '%.*s' (expected nonfinite-loss, inf-loss, "
+                           "overflow-grads or zero-grads)",
+                           spec, (int)(at - p), p);
+        const char *steps = at + 1, *stop = p + len;
+        if ((size_t)(stop - steps) != 3 || memcmp(steps, "all", 3) != 0) {
+            for (const char *q = steps;;) {
+                const char *comma = memchr(q, ',', (size_t)(stop - q));
+                const char *item_end = comma ? comma : stop;
+                const char *dash = memchr(q, '-', (size_t)(item_end - q));
+                int64_t lo = 0, hi = 0;
+                bool ok = f->n_ranges < TRAIN_MAX_FAULT_RANGES;
+                if (ok && dash)
+                    ok = fault_step(q, (size_t)(dash - q), &lo) &&
+                         fault_step(dash + 1, (size_t)(item_end - dash - 1), &hi) && lo <= hi;
+                else if (ok && (ok = fault_step(q, (size_t)(item_end - q), &lo)))
+                    hi = lo;
+                if (!ok)
+                    return an_fail(msg, msg_len, -1,
+                                   "--fault %s: '%.*s' is not a step N, a range N-M (N <= M) or "
+                                   "all (at most %d per clause)",
+                                   spec, (int)(item_end - q), q, TRAIN_MAX_FAULT_RANGES);
+                f->lo[f->n_ranges] = lo;
+                f->hi[f->n_ranges++] = hi;
+                if (!comma) break;
+                q = comma + 1;
+            }
+        }
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
+train_fault_kind train_fault_at(const train_fault *faults, int n_faults, int64_t step)
+{
+    for (int i = 0; i < n_faults; i++) {
+        if (faults[i].n_ranges == 0) return faults[i].kind;
+        for (int k = 0; k < faults[i].n_ranges; k++)
+            if (step >= faults[i].lo[k] && step <= faults[i].hi[k]) return faults[i].kind;
+    }
+    return TRAIN_FAULT_NONE;
+}
+
 /* ---- signals: stop after the current step ------------------------------------------ */
 static volatile sig_atomic_t stop_signal = 0;
 static void on_signal(int sig) { stop_signal = sig; }
@@ -93,7 +179,9 @@ typedef struct run {
     ak_tensor acc[MODEL_MAX_PARAMS]; /* --accumulate: the summed gradients */
     float *inv_micro;                /* backend memory: 1 / micro-batches per step */
     double *sumsq;                   /* backend memory: --clip-norm's sum of squares */
+    float *fault_scale;              /* backend memory: --fault's stand-in for the scale */
     int64_t skips;
+    ak_scaler_state before, after; /* host copies: the scaler before and after the last step */
 } run;
 
 static const char *join(run *r, const char *file)
@@ -167,15 +255,18 @@ static int load_data(run *r, char *msg, size_t len)
     return 0;
 }
 
-/* steps_done: the steps a resumed run has behind it (0 for a new run).
- * The per-step logs keep rows of steps 0..steps_done-1; eval.csv's step
- * column counts steps, so it keeps rows up to steps_done. */
-static int open_logs(run *r, int64_t steps_done, char *msg, size_t len)
+/* at: where a resumed run goes on (zero for a new run).  The per-step logs
+ * keep rows of steps 0..at->step-1.  eval.csv's step column counts steps:
+ * the evaluation after step at->step is done when the checkpoint starts a
+ * new epoch (batch 0), and still to do when it was written at the epoch's
+ * last batch, before the evaluation (a run killed in between). */
+static int open_logs(run *r, const ckpt_state *at, char *msg, size_t len)
 {
     char why[512];
     const char *dir = r->o->out_dir;
-    const int64_t keep = r->o->resume ? steps_done - 1 : -1,
-                  keep_eval = r->o->resume ? steps_done : -1;
+    const int64_t keep = r->o->resume ? at->step - 1 : -1;
+    int64_t keep_eval = -1;
+    if (r->o->resume) keep_eval = at->batch == 0 ? at->step : at->step - 1;
     r->steps_log = rec_log_open_table(dir, REC_STEPS, keep, why, sizeof why);
     if (r->steps_log) r->tensors_log = rec_log_open_table(dir, REC_TENSORS, keep, why, sizeof why);
     if (r->tensors_log)
@@ -213,6 +304,7 @@ static int alloc_state(run *r, char *msg, size_t len)
     if (!rc) rc = ak_alloc(b, (size_t)r->net.n_layers * sizeof *r->loss, (void **)&r->loss);
     if (!rc) rc = ak_alloc(b, sizeof *r->inv_micro, (void **)&r->inv_micro);
     if (!rc) rc = ak_alloc(b, sizeof *r->sumsq, (void **)&r->sumsq);
+    if (!rc && r->o->n_faults > 0) rc = ak_alloc(b, sizeof(float), (void **)&r->fault_scale);
     for (int k = 0; k < r->m->n_params && !rc && r->o->accumulate > 1; k++)
         rc = ak_alloc_tensor(b, r->m->params[k].n, r->m->params[k].grad.dtype, &r->acc[k]);
     if (!rc) {
@@ -227,38 +319,20 @@ static int alloc_state(run *r, char *msg, size_t len)
     if (ak_scaler_init(&r->o->scaler, &host) != 0)
         return an_fail(msg, len, TRAIN_EINPUT, "the loss-scale options are inconsistent");
     r->scale_used = host.scale;
+    r->after = host;
     rc = ak_to_device(b, r->scaler, &host, sizeof host);
     if (!rc) rc = ak_zero(b, r->opt_state, sizeof *r->opt_state);
     if (rc) return backend_fail(r, msg, len, "initialising the step's state");
     return 0;
 }
 
-/* 6. the statistics of every layer's tensors, for the target format: the
- * gradients are those of the scaled loss, so they are taken at scale 1
- * (what a cast of them to the target format would do at the scale held). */
+/* 6. the statistics of every layer's tensors, for the target format
+ * (model_stats says which), written to tensors.csv and hist.csv. */
 static int step_stats(run *r, int64_t step, bool stats, bool hist, size_t rows)
 {
-    model *m = r->m;
     const size_t n_stats = (size_t)r->net.n_layers * REC_KINDS;
     int rc = ak_zero(r->b, r->stats, n_stats * sizeof *r->stats);
-    const fpe_format_id target = (fpe_format_id)r->o->stats_dtype;
-    for (int i = 0; i < r->net.n_layers && !rc; i++) {
-        const net_layer *l = &r->net.layers[i];
-        ak_stats *s = r->stats + (size_t)i * REC_KINDS;
-        const size_t out_n = rows * net_out_features(l);
-        rc = ak_stats_accumulate(r->b, ak_tensor_of(m->act[i].data, out_n, m->act[i].dtype), target,
-                                 NULL, s + REC_ACTIVATION);
-        if (!rc)
-            rc = ak_stats_accumulate(r->b, ak_tensor_of(m->dact[i].data, out_n, m->dact[i].dtype),
-                                     target, NULL, s + REC_ACTIVATION_GRAD);
-        for (int k = 0; k < m->n_params && !rc; k++) {
-            const model_param *p = &m->params[k];
-            if (p->layer != i || p->is_bias) continue;
-            rc = ak_stats_accumulate(r->b, p->wlow.data ? p->wlow : p->w32, target, NULL,
-                                     s + REC_WEIGHT);
-            if (!rc) rc = ak_stats_accumulate(r->b, p->grad_run, target, NULL, s + REC_WEIGHT_GRAD);
-        }
-    }
+    if (!rc) rc = model_stats(r->m, rows, (fpe_format_id)r->o->stats_dtype, r->stats);
     if (!rc) rc = ak_to_host(r->b, r->stats_host, r->stats, n_stats * sizeof *r->stats);
     if (rc) return rc;
     for (int i = 0; i < r->net.n_layers; i++) {
@@ -309,6 +383,18 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     size_t rows = 0;
     char why[512];
     int rc = ak_zero(b, r->found_inf, sizeof(float));
+    /* --fault: the backward pass multiplies the loss by NaN (a NaN loss), inf
+     * (an infinite loss, or gradients that overflow) or 0 instead of the scale */
+    const train_fault_kind fault = train_fault_at(o->faults, o->n_faults, step);
+    const float *scale = &r->scaler->scale;
+    const float fault_value = fault == TRAIN_FAULT_NONFINITE_LOSS ? NAN
+                              : fault == TRAIN_FAULT_ZERO_GRADS   ? 0.0f
+                                                                  : INFINITY;
+    const bool fault_loss = fault == TRAIN_FAULT_NONFINITE_LOSS || fault == TRAIN_FAULT_INF_LOSS;
+    if (!rc && fault != TRAIN_FAULT_NONE) {
+        scale = r->fault_scale;
+        rc = ak_to_device(b, r->fault_scale, &fault_value, sizeof fault_value);
+    }
     for (int64_t k = 0; k < micro && !rc; k++) {
         /* 1. the batch */
         if (ds_batch_next(it, r->x_host, r->labels_host, r->t_host, &rows, why, sizeof why) !=
@@ -320,7 +406,8 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
         if (!rc && r->t_host)
             rc = ak_to_device(b, m->target.data, r->t_host, rows * r->net.outputs * sizeof(float));
         /* 2-5. forward, loss times the scale, backward */
-        if (!rc) rc = model_forward_backward(m, rows, &r->scaler->scale);
+        if (!rc) rc = model_forward_backward(m, rows, scale);
+        if (!rc && fault_loss) rc = ak_to_device(b, m->loss, &fault_value, sizeof fault_value);
         if (!rc && micro > 1) {
             float l;
             rc = ak_to_host(b, &l, m->loss, sizeof l);
@@ -394,6 +481,8 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     row.lr = r->opt.lr;
     *loss_out = loss;
     *steps_at_min = st.steps_at_min;
+    r->before = r->after;
+    r->after = st;
     r->skips += row.skipped;
     r->scale_used = st.scale;
     bool ok = rec_write_step(r->steps_log, &row) == 0;
@@ -460,6 +549,12 @@ static int evaluate(run *r, int64_t epoch, int64_t step, double *acc_out, char *
 static int save_checkpoint(run *r, int64_t step, int64_t epoch, int64_t batch, char *msg,
                            size_t len)
 {
+    /* the rows the checkpoint keeps reach the disk before it does */
+    rec_log *logs[] = {r->steps_log, r->tensors_log,    r->updates_log, r->hist_log,
+                       r->trace_log, r->trace_hist_log, r->eval_log};
+    for (size_t i = 0; i < sizeof logs / sizeof *logs; i++)
+        if (logs[i] && rec_log_sync(logs[i]) != 0)
+            return an_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(logs[i]));
     ckpt_state s;
     memset(&s, 0, sizeof s);
     s.step = step;
@@ -519,6 +614,7 @@ static void run_free(run *r)
         ak_free(r->b, r->loss);
         ak_free(r->b, r->inv_micro);
         ak_free(r->b, r->sumsq);
+        ak_free(r->b, r->fault_scale);
         for (int k = 0; k < MODEL_MAX_PARAMS; k++)
             ak_free(r->b, r->acc[k].data);
     }
@@ -532,6 +628,115 @@ static void run_free(run *r)
     free(r->labels_host);
     free(r->stats_host);
     free(r->loss_host);
+}
+
+/* ---- what the loss-scale policy does at its limits ------------------------------------------ */
+/* Where a preset's framework stands when its scale grows past fp32's
+ * maximum without refusing it (see ../shared/REFERENCES.md). */
+static const char *unrefused_growth(const char *preset)
+{
+    static const struct {
+        const char *preset, *note;
+    } notes[] = {
+        {"mindspore-manager", "MindSpore's DynamicLossScaleUpdateCell multiplies its fp32 scale "
+                              "unchecked: it is inf, and every later step overflows"},
+        {"paddle", "Paddle's dygraph GradScaler multiplies its fp32 scale unchecked: it is inf, "
+                   "and every later step overflows"},
+        {"megatron", "Megatron's DynamicGradScaler multiplies its fp32 scale tensor unchecked: it "
+                     "is inf, and every later step overflows"},
+        {"keras", "Keras 3's LossScaleOptimizer doubles its fp32 dynamic_scale unchecked: it is "
+                  "inf, and every later step overflows"},
+        {"deepspeed", "DeepSpeed's cur_scale is a Python float, where 2^128 exists: its next "
+                      "scaled loss overflows and the scale backs off; an fp32 scale cannot follow"},
+        {"apex", "Apex's _loss_scale is a Python float, capped at max_loss_scale"},
+    };
+    for (size_t i = 0; preset && i < sizeof notes / sizeof notes[0]; i++)
+        if (strcmp(preset, notes[i].preset) == 0) return notes[i].note;
+    return "--refuse-nonfinite-growth is off: the scale is inf, and every later step overflows";
+}
+
+/* run.json's scaler_floor and scaler_nonfinite_growth: what this policy
+ * does when every step overflows and when its scale would grow past fp32's
+ * maximum, as its framework does. */
+static void record_scaler_notes(run *r)
+{
+    const ak_scaler_config *c = &r->o->scaler;
+    if (c->kind != AK_SCALER_DYNAMIC) return;
+    char text[512];
+    if (c->min_scale > 0)
+        snprintf(text, sizeof text, "%g: backoffs stop there; %s", (double)c->min_scale,
+                 c->rule == AK_SCALER_RULE_DEEPSPEED
+                     ? "an overflow at it ends the run, as DeepSpeed's raise_error_at_min_scale "
+                       "does (exit 3)"
+                     : "the run ends after --diverge-after steps in a row there (exit 3)");
+    else
+        snprintf(text, sizeof text,
+                 "none: backoffs take the scale to 0 (fp32 halvings from 2^16 reach 0 at the "
+                 "166th); the run ends after --diverge-after steps in a row at 0 (exit 3)");
+    rec_run_set_string(r->record, "scaler_floor", text);
+    if (c->refuse_nonfinite_growth)
+        snprintf(text, sizeof text,
+                 "refused: a growth to a non-finite scale keeps the scale (PyTorch's GradScaler, "
+                 "MindSpore's DynamicLossScaler)");
+    else if (ak_scale_is_finite(c->max_scale))
+        snprintf(text, sizeof text, "capped: min(scale x %g, --max-scale %g)",
+                 (double)c->growth_factor, (double)c->max_scale);
+    else
+        snprintf(text, sizeof text,
+                 "taken: the fp32 scale becomes inf (%s); the run ends there (exit 3)",
+                 unrefused_growth(r->o->scaler_name));
+    rec_run_set_string(r->record, "scaler_nonfinite_growth", text);
+}
+
+/* After a step: whether the scaler's state ends the run (msg says why):
+ * a scale that grew to inf (every later step would overflow and be
+ * skipped), DeepSpeed's error on an overflow at its minimum scale, a
+ * dynamic scale at its floor (or at 0) for --diverge-after steps, and for
+ * a fixed scale or none, --diverge-after overflowing steps in a row. */
+static bool numerical_stop(run *r, int64_t step, char *msg, size_t len)
+{
+    const train_options *o = r->o;
+    const ak_scaler_config *c = &o->scaler;
+    const ak_scaler_state *was = &r->before, *now = &r->after;
+    const bool overflow = now->overflows > was->overflows;
+    if (!ak_scale_is_finite(now->scale)) {
+        an_fail(msg, len, TRAIN_DIVERGED,
+                "diverged: at step %lld the loss scale %g grew past fp32's maximum (to %g): %s",
+                (long long)step, (double)was->scale, (double)now->scale,
+                unrefused_growth(o->scaler_name));
+        return true;
+    }
+    if (c->kind == AK_SCALER_DYNAMIC && c->rule == AK_SCALER_RULE_DEEPSPEED && overflow &&
+        was->hysteresis_left <= 1 && was->scale == c->min_scale) {
+        an_fail(msg, len, TRAIN_DIVERGED,
+                "diverged: step %lld overflowed at the minimum loss scale %g; DeepSpeed raises "
+                "'Current loss scale already at minimum - cannot decrease scale anymore' here",
+                (long long)step, (double)c->min_scale);
+        return true;
+    }
+    if (o->diverge_after <= 0) return false;
+    if (c->kind == AK_SCALER_DYNAMIC && now->steps_at_min >= o->diverge_after) {
+        if (c->min_scale > 0)
+            an_fail(msg, len, TRAIN_DIVERGED,
+                    "diverged: the loss scale stayed at --min-scale %g for %lld steps in a row "
+                    "(step %lld)",
+                    (double)c->min_scale, (long long)now->steps_at_min, (long long)step);
+        else
+            an_fail(msg, len, TRAIN_DIVERGED,
+                    "diverged: the loss scale fell to 0 (the policy has no floor) and stayed "
+                    "there for %lld steps in a row (step %lld)",
+                    (long long)now->steps_at_min, (long long)step);
+        return true;
+    }
+    if (c->kind != AK_SCALER_DYNAMIC && now->overflows_in_a_row >= o->diverge_after) {
+        an_fail(msg, len, TRAIN_DIVERGED,
+                "diverged: the gradients overflowed on %lld steps in a row %s %g (step %lld)",
+                (long long)now->overflows_in_a_row,
+                c->kind == AK_SCALER_FIXED ? "at the fixed loss scale" : "with no loss scaling:",
+                (double)now->scale, (long long)step);
+        return true;
+    }
+    return false;
 }
 
 /* Everything that can be checked before work starts: the net, the
@@ -591,7 +796,17 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
      * position of its last checkpoint */
     ckpt_state at;
     memset(&at, 0, sizeof at);
-    if (!rc && o.resume) {
+    /* what writers killed in the middle of a write left (af_begin's names) */
+    if (!rc && (af_remove_stale(join(&r, REC_CHECKPOINT), why, sizeof why) < 0 ||
+                af_remove_stale(join(&r, REC_RUN_JSON), why, sizeof why) < 0))
+        rc = an_fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
+    /* a run killed before its first checkpoint starts again from step 0 */
+    const bool from_checkpoint = o.resume && access(join(&r, REC_CHECKPOINT), F_OK) == 0;
+    if (!rc && o.resume && !from_checkpoint) {
+        r.record = rec_run_read(join(&r, REC_RUN_JSON), why, sizeof why);
+        if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
+    }
+    if (!rc && from_checkpoint) {
         if (ckpt_load(join(&r, REC_CHECKPOINT), r.m, &at, why, sizeof why) != 0)
             rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
         else if (ak_to_device(r.b, r.opt_state, &at.opt, sizeof at.opt) != 0 ||
@@ -600,6 +815,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
         r.opt.round.index = at.sr_index;
         r.skips = at.skips;
         r.scale_used = at.scale_used;
+        r.after = at.scaler;
         if (!rc) {
             r.record = rec_run_read(join(&r, REC_RUN_JSON), why, sizeof why);
             if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
@@ -624,9 +840,10 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
         rec_run_set_int(r.record, "batch", (int64_t)o.batch);
         rec_run_set_real(r.record, "lr", o.opt.lr);
         rec_run_set_int(r.record, "seed", (int64_t)o.seed);
+        record_scaler_notes(&r);
         rc = write_run_json(&r, false, msg, msg_len);
     }
-    if (!rc) rc = open_logs(&r, at.step, msg, msg_len);
+    if (!rc) rc = open_logs(&r, &at, msg, msg_len);
     if (rc) {
         run_free(&r);
         return rc;
@@ -662,15 +879,13 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
             step++;
             if (show && (step % 10 == 0 || step == total))
                 show_progress(&r, step - first_step, total - first_step, epoch, loss, started);
+            (void)at_min; /* numerical_stop reads the scaler state itself */
             if (o.prec.mode == PREC_O0 && !(loss - loss == 0.0f))
                 rc = an_fail(msg, msg_len, TRAIN_DIVERGED,
                              "diverged: the loss is %g at step %lld in O0 (try a smaller --lr)",
                              (double)loss, (long long)step - 1);
-            else if (o.diverge_after > 0 && at_min >= o.diverge_after)
-                rc = an_fail(msg, msg_len, TRAIN_DIVERGED,
-                             "diverged: the loss scale stayed at --min-scale for %lld steps in a "
-                             "row (step %lld)",
-                             (long long)at_min, (long long)step - 1);
+            else if (numerical_stop(&r, step - 1, msg, msg_len))
+                rc = TRAIN_DIVERGED;
             else if (o.checkpoint_every > 0 && step % o.checkpoint_every == 0)
                 rc = save_checkpoint(&r, step, epoch, batch + 1, msg, msg_len);
         }
@@ -687,6 +902,8 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     if (show) fputc('\n', stderr);
     /* the record ends whatever happened; logs are flushed step by step */
     char end_msg[512];
+    /* why a run stopped on its own, in the record */
+    if (rc == TRAIN_DIVERGED) rec_run_set_string(r.record, "end_reason", msg);
     const int end_rc = write_run_json(&r, true, end_msg, sizeof end_msg);
     if (!rc && end_rc) rc = an_fail(msg, msg_len, end_rc, "%s", end_msg);
     if (!rc && stop_signal)

@@ -10,6 +10,34 @@
 #include "kernels.h"
 #include "nets.h"
 
+/* --fault (testing): numerical faults injected into chosen steps, to test
+ * what each loss-scale policy does with them.  Each is applied to the
+ * step's backward pass through the scale it multiplies the loss by. */
+typedef enum train_fault_kind {
+    TRAIN_FAULT_NONE = 0,
+    TRAIN_FAULT_NONFINITE_LOSS, /* the loss is NaN before scaling: loss and gradients NaN */
+    TRAIN_FAULT_INF_LOSS,       /* the loss is +inf before scaling: the gradients overflow */
+    TRAIN_FAULT_OVERFLOW_GRADS, /* the loss stays finite, its scaled gradients overflow */
+    TRAIN_FAULT_ZERO_GRADS      /* the gradients are zero: a clean step whatever the scale */
+} train_fault_kind;
+
+#define TRAIN_MAX_FAULTS       4
+#define TRAIN_MAX_FAULT_RANGES 16
+typedef struct train_fault {
+    train_fault_kind kind;
+    int n_ranges;                                                   /* 0: every step */
+    int64_t lo[TRAIN_MAX_FAULT_RANGES], hi[TRAIN_MAX_FAULT_RANGES]; /* steps, inclusive */
+} train_fault;
+
+/* Parses a --fault SPEC: CLAUSE[+CLAUSE...], CLAUSE = KIND@STEPS, KIND one
+ * of nonfinite-loss, inf-loss, overflow-grads, zero-grads, STEPS "all" or
+ * a comma list of N and N-M (steps as steps.csv numbers them, from 0).
+ * 0, or -1 with a one-line reason naming the part that is wrong. */
+int train_fault_parse(const char *spec, train_fault *faults, int *n_faults, char *msg,
+                      size_t msg_len);
+/* The fault of step (the first clause that names it), or TRAIN_FAULT_NONE. */
+train_fault_kind train_fault_at(const train_fault *faults, int n_faults, int64_t step);
+
 typedef struct train_options {
     const char *net;
     net_size size;          /* simplenet: --width, --depth */
@@ -36,7 +64,10 @@ typedef struct train_options {
     const char *init_path;           /* --init: start from these weights */
     int64_t checkpoint_every;        /* steps between checkpoints (0: each epoch's end only) */
     int64_t accumulate;              /* micro-batches per update (1: none) */
-    float clip_norm; /* clip the unscaled gradients' global 2-norm to this (0: no) */
+    float clip_norm;         /* clip the unscaled gradients' global 2-norm to this (0: no) */
+    const char *scaler_name; /* --loss-scale as given (for the record's notes) */
+    train_fault faults[TRAIN_MAX_FAULTS]; /* --fault (testing) */
+    int n_faults;
     const char *version, *git_revision;
     /* the command line, recorded in run.json */
     int argc;
@@ -48,7 +79,9 @@ enum train_status {
     TRAIN_OK = 0,
     TRAIN_EINPUT = -2,     /* bad options or data: nothing was trained */
     TRAIN_EFAIL = -1,      /* anything else (I/O, a kernel error) */
-    TRAIN_DIVERGED = -3,   /* non-finite loss in O0, or the scale stuck at its floor */
+    TRAIN_DIVERGED = -3,   /* non-finite loss in O0, or the loss scale: at its floor (or 0)
+                              --diverge-after steps, grown to inf, DeepSpeed's minimum hit, a
+                              fixed scale overflowing --diverge-after steps in a row */
     TRAIN_INTERRUPTED = -4 /* SIGINT/SIGTERM: stopped after a whole step, logs written */
 };
 
