@@ -57,7 +57,7 @@ static void usage(FILE *out)
 static int cmd_help(int argc, char **argv)
 {
     cli_set_context("help");
-    if (argc < 2) {
+    if (argc < 2 || cli_is_help(argv[1])) { /* `help`, `help --help` */
         usage(stdout);
         return CLI_OK;
     }

@@ -19,11 +19,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int quiet;
-    if (!quiet) {
-        if (!freopen("/dev/null", "w", stdout)) abort();
-        quiet = 1;
-    }
+    fuzz_quiet_stdout();
     char *text = fuzz_string(data, size);
     char *argv[16] = {"emu", "eval"};
     int argc = 2;

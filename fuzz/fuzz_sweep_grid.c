@@ -18,11 +18,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static int quiet;
-    if (!quiet) {
-        if (!freopen("/dev/null", "w", stdout)) abort();
-        quiet = 1;
-    }
+    fuzz_quiet_stdout();
     char *text = fuzz_string(data, size);
     sweep_options o;
     memset(&o, 0, sizeof o);

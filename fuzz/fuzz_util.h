@@ -15,6 +15,16 @@
 
 static char fuzz_dir_path[512];
 
+/* Commands print their results; the targets that run a command send its
+ * standard output to /dev/null, once per process. */
+static inline void fuzz_quiet_stdout(void)
+{
+    static int quiet;
+    if (quiet) return;
+    if (!freopen("/dev/null", "w", stdout)) abort();
+    quiet = 1;
+}
+
 static inline int fuzz_remove_entry(const char *path, const struct stat *st, int flag,
                                     struct FTW *ftw)
 {

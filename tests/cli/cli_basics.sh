@@ -39,6 +39,10 @@ expect_err_has "unknown command 'nosuchcommand'"
 [[ $(printf '%s\n' "$ERR" | wc -l) == 1 ]] || fail "one-line message"
 run "$A" help nosuchcommand
 expect_status 2
+# `help --help` is the program's usage, as `help` is
+run "$A" help --help
+expect_status 0
+expect_out_has 'usage: ampscope'
 run "$A" emu
 expect_status 2
 run "$A" emu nosuch

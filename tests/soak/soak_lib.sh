@@ -114,3 +114,11 @@ tmp_count() {
     [[ -d $1 ]] || { echo 0; return 0; }
     find "$1" -name '*.tmp.*' | wc -l
 }
+
+# kill_and_reap PID: SIGKILL to PID (a child of this shell), then reap it;
+# $status is its exit status: 137 when the kill got it, else how it ended.
+kill_and_reap() {
+    kill -KILL "$1" 2>/dev/null || true
+    status=0
+    { wait "$1"; } 2>/dev/null || status=$?
+}

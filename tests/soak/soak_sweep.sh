@@ -87,9 +87,7 @@ while ((kills < KILLS && attempts < 4 * KILLS)); do
         sleep_ms $((short_ms + RANDOM % (ref_ms * 7 / 10 - short_ms + 1)))
     fi
     runs=$(children_of "$pid")
-    kill -KILL "$pid" 2>/dev/null || true
-    status=0
-    { wait "$pid"; } 2>/dev/null || status=$?
+    kill_and_reap "$pid"
     if ((status != 137)); then
         # it finished first: check it, go on with a new sweep
         CHECKS=$((CHECKS + 1))

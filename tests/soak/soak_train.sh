@@ -100,9 +100,7 @@ while ((kills < KILLS && attempts < 4 * KILLS)); do
     attempts=$((attempts + 1))
     start
     sleep_ms $((lo_ms + RANDOM % (hi_ms - lo_ms + 1)))
-    kill -KILL "$pid" 2>/dev/null || true
-    status=0
-    { wait "$pid"; } 2>/dev/null || status=$?
+    kill_and_reap "$pid"
     if ((status != 137)); then
         # it finished first: check it, go on with a new run
         CHECKS=$((CHECKS + 1))
