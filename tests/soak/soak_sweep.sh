@@ -101,7 +101,8 @@ while ((kills < KILLS && attempts < 4 * KILLS)); do
     # its trainers die with it (PR_SET_PDEATHSIG); wait for them before looking
     [[ -n $runs ]] && orphans=$((orphans + $(wc -w <<<"$runs")))
     wait_gone $runs
-    reused=$((reused + $(find "$dir" -name done.json 2>/dev/null | wc -l)))
+    # (a kill before the sweep made its folder leaves none: find fails there)
+    reused=$((reused + $({ find "$dir" -name done.json 2>/dev/null || true; } | wc -l)))
     [[ -f $dir/sweep.json ]] && json_ok "$dir/sweep.json"
     markers=$(find "$dir" -name done.json 2>/dev/null || true)
     [[ -n $markers ]] && json_ok $markers
