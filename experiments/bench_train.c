@@ -40,6 +40,7 @@
 #include "data.h"
 #include "model.h"
 #include "nets.h"
+#include "record.h" /* REC_KINDS */
 
 #define MAX_BATCHES   16      /* distinct batches the steps cycle through */
 #define O2_CPU_TARGET 1.5     /* issue 4: O2 emulated <= 1.5x the O0 time on the cpu */
@@ -87,7 +88,7 @@ typedef struct tb_run {
     ak_scaler_state *scaler;
     ak_opt_state *opt_state;
     float *found_inf;
-    ak_stats *stats; /* --log: n_layers * 4, backend memory */
+    ak_stats *stats; /* --log: n_layers * REC_KINDS, backend memory */
     ak_stats *stats_host;
 } tb_run;
 
@@ -238,7 +239,7 @@ static int run_setup(tbench *t, const tb_mode *md, tb_run *r)
     if (!rc) rc = ak_alloc(t->b, sizeof(float), (void **)&r->found_inf);
     if (!rc) rc = ak_to_device(t->b, r->scaler, &host, sizeof host);
     if (!rc) rc = ak_zero(t->b, r->opt_state, sizeof *r->opt_state);
-    const size_t n_stats = (size_t)t->net.n_layers * 4;
+    const size_t n_stats = (size_t)t->net.n_layers * REC_KINDS;
     if (!rc && md->log) {
         rc = ak_alloc(t->b, n_stats * sizeof *r->stats, (void **)&r->stats);
         r->stats_host = malloc(n_stats * sizeof *r->stats_host);
@@ -268,7 +269,7 @@ static int run_step(tbench *t, tb_run *r, size_t k)
     if (!rc) rc = ak_zero(b, r->found_inf, sizeof(float));
     if (!rc) rc = model_forward_backward(m, rows, &r->scaler->scale);
     if (!rc && r->stats) { /* --log: what train's step 6 computes, read back every step */
-        const size_t n_stats = (size_t)t->net.n_layers * 4;
+        const size_t n_stats = (size_t)t->net.n_layers * REC_KINDS;
         rc = ak_zero(b, r->stats, n_stats * sizeof *r->stats);
         if (!rc) rc = model_stats(m, rows, (fpe_format_id)m->plan.low, r->stats);
         if (!rc) rc = ak_to_host(b, r->stats_host, r->stats, n_stats * sizeof *r->stats);
@@ -485,15 +486,14 @@ int bench_train(int argc, char **argv)
     int rc = load_batches(&t);
     if (!rc) {
         print_header(&t);
-        tb_mode modes[10] = {{PREC_O0, AK_F16, false, false},  {PREC_O1, AK_F16, false, false},
-                             {PREC_O1, AK_BF16, false, false}, {PREC_O2, AK_F16, false, false},
-                             {PREC_O2, AK_BF16, false, false}, {PREC_O3, AK_F16, false, false},
-                             {PREC_O3, AK_BF16, false, false}};
-        size_t n_modes = 7;
-        if (t.tf32_row) {
-            memmove(modes + 2, modes + 1, (n_modes - 1) * sizeof modes[0]);
-            modes[1] = (tb_mode){PREC_O0, AK_F16, true, false};
-            n_modes++;
+        /* O0 (and O0 tf32), O1-O3 in fp16 and bf16, then O2 fp16 with the statistics */
+        tb_mode modes[10];
+        size_t n_modes = 0;
+        modes[n_modes++] = (tb_mode){PREC_O0, AK_F16, false, false};
+        if (t.tf32_row) modes[n_modes++] = (tb_mode){PREC_O0, AK_F16, true, false};
+        for (int mode = PREC_O1; mode <= PREC_O3; mode++) {
+            modes[n_modes++] = (tb_mode){(prec_mode)mode, AK_F16, false, false};
+            modes[n_modes++] = (tb_mode){(prec_mode)mode, AK_BF16, false, false};
         }
         if (t.log_row) modes[n_modes++] = (tb_mode){PREC_O2, AK_F16, false, true};
         double o0 = 0, o2_fp16 = 0;

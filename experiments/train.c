@@ -802,10 +802,6 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
         rc = an_fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
     /* a run killed before its first checkpoint starts again from step 0 */
     const bool from_checkpoint = o.resume && access(join(&r, REC_CHECKPOINT), F_OK) == 0;
-    if (!rc && o.resume && !from_checkpoint) {
-        r.record = rec_run_read(join(&r, REC_RUN_JSON), why, sizeof why);
-        if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
-    }
     if (!rc && from_checkpoint) {
         if (ckpt_load(join(&r, REC_CHECKPOINT), r.m, &at, why, sizeof why) != 0)
             rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
@@ -816,10 +812,10 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
         r.skips = at.skips;
         r.scale_used = at.scale_used;
         r.after = at.scaler;
-        if (!rc) {
-            r.record = rec_run_read(join(&r, REC_RUN_JSON), why, sizeof why);
-            if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
-        }
+    }
+    if (!rc && o.resume) {
+        r.record = rec_run_read(join(&r, REC_RUN_JSON), why, sizeof why);
+        if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
     }
     if (!rc && !o.resume) {
         r.record =
