@@ -1,7 +1,5 @@
 /* cuda/cast.cu: casts and scaling on the GPU, one thread per element through
  * the element code of elem/cast.h (the cpu backend's functions). */
-#include <cuda_fp16.h>
-
 #include "cuda_backend.h"
 #include "elem/cast.h"
 
@@ -25,37 +23,23 @@ static int launch_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rou
 }
 
 /* fp16/bf16 -> fp32, four elements per thread (8-byte loads, 16-byte
- * stores).  Widening is exact, so the rounding mode does not matter; the
- * hardware's cvt.f32.f16 equals the emulator for every non-NaN fp16 input
- * (bench/gpu's exhaustive run, docs/GPU_NUMERICS.md) and bf16 -> fp32 is a
- * shift; a NaN takes the emulator's element code, which keeps its payload
- * under the x86 rules the kernels use. */
-template <int FROM> __device__ uint32_t widen_bits(ak_rounding r, size_t i, uint16_t h)
-{
-    const bool nan = FROM == AK_F16 ? (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu)
-                                    : (h & 0x7F80u) == 0x7F80u && (h & 0x7Fu);
-    if (nan) return ak_cast_k((fpe_format_id)FROM, FPE_FMT_F32, r, i, h);
-    if (FROM == AK_F16) return __float_as_uint(__half2float(__ushort_as_half(h)));
-    return (uint32_t)h << 16;
-}
-
-template <int FROM>
-__global__ void widen_kernel(uint32_t *dst, const uint16_t *src, size_t n, ak_rounding r)
+ * stores), each as ak_cuda_widen16: widening is exact, so the rounding
+ * mode does not matter. */
+template <int FROM> __global__ void widen_kernel(uint32_t *dst, const uint16_t *src, size_t n)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x,
                  first = blockIdx.x * (size_t)blockDim.x + threadIdx.x, n4 = n / 4;
     for (size_t q = first; q < n4; q += stride) {
         const uint2 v = ((const uint2 *)src)[q];
-        const size_t i = 4 * q;
         uint4 w;
-        w.x = widen_bits<FROM>(r, i, (uint16_t)v.x);
-        w.y = widen_bits<FROM>(r, i + 1, (uint16_t)(v.x >> 16));
-        w.z = widen_bits<FROM>(r, i + 2, (uint16_t)v.y);
-        w.w = widen_bits<FROM>(r, i + 3, (uint16_t)(v.y >> 16));
+        w.x = ak_cuda_widen16<FROM>((uint16_t)v.x);
+        w.y = ak_cuda_widen16<FROM>((uint16_t)(v.x >> 16));
+        w.z = ak_cuda_widen16<FROM>((uint16_t)v.y);
+        w.w = ak_cuda_widen16<FROM>((uint16_t)(v.y >> 16));
         ((uint4 *)dst)[q] = w;
     }
     for (size_t i = 4 * n4 + first; i < n; i += stride)
-        dst[i] = widen_bits<FROM>(r, i, src[i]);
+        dst[i] = ak_cuda_widen16<FROM>(src[i]);
 }
 
 template <int FROM>
@@ -64,8 +48,8 @@ static int launch_widen(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_ro
     if ((uintptr_t)dst.data % 16 != 0 || (uintptr_t)src.data % 8 != 0)
         return launch_cast<FROM, AK_F32, uint16_t, uint32_t>(b, dst, src, r);
     const unsigned grid = ak_grid(b, (src.n + 3) / 4, AK_CUDA_BLOCK);
-    widen_kernel<FROM><<<grid, AK_CUDA_BLOCK, 0, ak_stream(b)>>>(
-        (uint32_t *)dst.data, (const uint16_t *)src.data, src.n, *r);
+    widen_kernel<FROM><<<grid, AK_CUDA_BLOCK, 0, ak_stream(b)>>>((uint32_t *)dst.data,
+                                                                 (const uint16_t *)src.data, src.n);
     AK_CUDA_LAUNCHED(b, "ak_cast", "widen_kernel");
     return AK_OK;
 }

@@ -5,9 +5,11 @@
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "backend.h"
+#include "fpe_ops.h"
 
 /* The cuda backend's state (b->impl): every operation is queued on one
  * stream, so the operations of a step run in order without host waits. */
@@ -63,6 +65,23 @@ static inline unsigned ak_grid(ak_backend *b, size_t n, unsigned block)
     if (blocks > cap) blocks = cap;
     if (blocks == 0) blocks = 1;
     return (unsigned)blocks;
+}
+
+/* fp16/bf16 bits (FROM) -> fp32 bits, as the emulator widens them under the
+ * x86 NaN rules the kernels use (fpe_convert_k): the hardware's cvt.f32.f16
+ * for every non-NaN fp16 input (equal to the emulator's over all 2^16 on an
+ * H100, docs/GPU_NUMERICS.md), a shift for bf16, the emulator for NaNs
+ * (it keeps their payloads, quieted).  Widening is exact: no rounding mode. */
+template <int FROM> __device__ inline uint32_t ak_cuda_widen16(uint16_t h)
+{
+    const bool nan = FROM == AK_F16 ? (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu)
+                                    : (h & 0x7F80u) == 0x7F80u && (h & 0x7Fu);
+    if (nan) {
+        fpe_env env = fpe_env_default();
+        return fpe_convert_k((fpe_format_id)FROM, FPE_FMT_F32, &env, h);
+    }
+    if (FROM == AK_F16) return __float_as_uint(__half2float(__ushort_as_half(h)));
+    return (uint32_t)h << 16;
 }
 
 #endif

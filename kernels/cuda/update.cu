@@ -3,7 +3,6 @@
  * step never waits for the host.  The element code is elem/update.h, shared
  * with the cpu backend (the arithmetic is spelled out in kernels/update.c). */
 #include <cuda_bf16.h>
-#include <cuda_fp16.h>
 
 #include "cuda_backend.h"
 #include "elem/update.h"
@@ -113,12 +112,10 @@ template <int MODEL> __device__ uint16_t model_bits(float u)
 template <int GRAD> __device__ float grad_at(const void *g, size_t i)
 {
     if (GRAD == AK_F32) return ((const float *)g)[i];
-    const uint16_t h = ((const uint16_t *)g)[i];
-    if (GRAD == AK_F16) return __half2float(__ushort_as_half(h));
-    return __uint_as_float((uint32_t)h << 16);
+    return __uint_as_float(ak_cuda_widen16<GRAD>(((const uint16_t *)g)[i]));
 }
 
-template <int KIND, int MODEL, int GRAD>
+template <int KIND, int MODEL>
 __device__ void fast_elem(const ak_opt_scalars &s, const ak_param &p, size_t i, float w, float g,
                           float *u, uint16_t *m)
 {
@@ -145,13 +142,10 @@ __global__ void update_fast_kernel(ak_opt_config cfg, ak_param p, const ak_opt_s
         const size_t i = 4 * q;
         float4 u;
         uint16_t m[4];
-        fast_elem<KIND, MODEL, GRAD>(s, p, i, w.x, grad_at<GRAD>(p.grad.data, i), &u.x, &m[0]);
-        fast_elem<KIND, MODEL, GRAD>(s, p, i + 1, w.y, grad_at<GRAD>(p.grad.data, i + 1), &u.y,
-                                     &m[1]);
-        fast_elem<KIND, MODEL, GRAD>(s, p, i + 2, w.z, grad_at<GRAD>(p.grad.data, i + 2), &u.z,
-                                     &m[2]);
-        fast_elem<KIND, MODEL, GRAD>(s, p, i + 3, w.w, grad_at<GRAD>(p.grad.data, i + 3), &u.w,
-                                     &m[3]);
+        fast_elem<KIND, MODEL>(s, p, i, w.x, grad_at<GRAD>(p.grad.data, i), &u.x, &m[0]);
+        fast_elem<KIND, MODEL>(s, p, i + 1, w.y, grad_at<GRAD>(p.grad.data, i + 1), &u.y, &m[1]);
+        fast_elem<KIND, MODEL>(s, p, i + 2, w.z, grad_at<GRAD>(p.grad.data, i + 2), &u.z, &m[2]);
+        fast_elem<KIND, MODEL>(s, p, i + 3, w.w, grad_at<GRAD>(p.grad.data, i + 3), &u.w, &m[3]);
         ((float4 *)master)[q] = u;
         if (MODEL != AK_F32)
             ((uint2 *)model)[q] =
@@ -160,7 +154,7 @@ __global__ void update_fast_kernel(ak_opt_config cfg, ak_param p, const ak_opt_s
     for (size_t i = 4 * n4 + first; i < n; i += stride) {
         float u;
         uint16_t m;
-        fast_elem<KIND, MODEL, GRAD>(s, p, i, master[i], grad_at<GRAD>(p.grad.data, i), &u, &m);
+        fast_elem<KIND, MODEL>(s, p, i, master[i], grad_at<GRAD>(p.grad.data, i), &u, &m);
         master[i] = u;
         if (MODEL != AK_F32) model[i] = m;
     }
