@@ -92,3 +92,23 @@ figure_ok() {
     head -c 100 "$dir/$name.svg" | grep -q -E '^(<\?xml|<svg)' || fail "$name.svg does not start as SVG"
     [[ $(tail -c 20 "$dir/$name.svg" | tr -d '\n ') == *'</svg>' ]] || fail "$name.svg does not end with </svg>"
 }
+
+# ---- sweeps (cli_sweep, mpi_sweep) ----
+# summary.csv FILE without its wall_seconds column (the 9th), which no two
+# sweeps share
+no_wall() { awk -F, -v OFS=, '{ $9 = ""; print }' "$1"; }
+
+# mtimes DIR: the modification time of each run's done.json, for the run
+# names in NAMES (the caller's grid), "none" where a run is not done
+mtimes() { for n in "${NAMES[@]}"; do stat -c %y "$1/runs/$n/done.json" 2>/dev/null || echo none; done; }
+
+# not_redone BEFORE AFTER: mtimes before and after a resumed sweep; every run
+# that was done before keeps its done.json
+not_redone() {
+    local k b
+    CHECKS=$((CHECKS + 1))
+    for k in "${!NAMES[@]}"; do
+        b=$(sed -n "$((k + 1))p" <<<"$1")
+        [[ $b == none || $b == $(sed -n "$((k + 1))p" <<<"$2") ]] || fail "${NAMES[k]} was redone"
+    done
+}

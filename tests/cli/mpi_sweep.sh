@@ -23,8 +23,6 @@ SHARED=(--net mlp --steps 20 --subset 512 --stats-every 5 --hist-every 0 --backe
     --loss-scale pytorch --scale-window 5)
 GRID="mode=O2,O3 scale_factor=2,4"
 NAMES=(0-O2-2 1-O2-4 2-O3-2 3-O3-4)
-no_wall() { awk -F, -v OFS=, '{ $9 = ""; print }' "$1"; } # wall_seconds is the 9th column
-mtimes() { for n in "${NAMES[@]}"; do stat -c %y "$1/runs/$n/done.json" 2>/dev/null || echo none; done; }
 
 # ---- the reference: a local sweep, one process at a time ----
 run "$A" sweep --grid "$GRID" "${SHARED[@]}" --out "$TMP/local" --jobs 1 --no-progress
@@ -78,12 +76,7 @@ CHECKS=$((CHECKS + 1))
 run "${MPI[@]}" "$A" sweep --grid "$GRID" "${SHARED[@]}" --out "$TMP/k"
 expect_status 0
 expect_err_has "$n_done done before, $((4 - n_done)) to train"
-after=$(mtimes "$TMP/k")
-CHECKS=$((CHECKS + 1))
-for k in 0 1 2 3; do
-    b=$(sed -n "$((k + 1))p" <<<"$before")
-    [[ $b == none || $b == $(sed -n "$((k + 1))p" <<<"$after") ]] || fail "${NAMES[k]} was redone"
-done
+not_redone "$before" "$(mtimes "$TMP/k")"
 CHECKS=$((CHECKS + 1))
 [[ $(no_wall "$TMP/k/summary.csv") == $(no_wall "$TMP/local/summary.csv") ]] ||
     fail "stopped and resumed differs: $(diff "$TMP/k/summary.csv" "$TMP/local/summary.csv")"
