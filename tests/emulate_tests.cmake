@@ -8,13 +8,14 @@
 # (random cases per operation, format and mode; default 1000000).
 
 # ---- the references -----------------------------------------------------------
-# ampscope_oracle (the MPFR oracle and the fast oracle) is defined in the root
-# CMakeLists.txt: `ampscope emu verify` links it too, with or without tests.
+# ampscope_oracle (the MPFR oracle and the fast oracle) is the library in
+# oracle/: `ampscope emu verify` links it too, with or without tests.
 
 # What the tests share: the emulator called through the oracle's operation codes,
 # the mismatch printer, operand generators.
-add_library(ampscope_test_support STATIC oracle/test_support.c)
+add_library(ampscope_test_support STATIC support/test_support.c)
 target_link_libraries(ampscope_test_support PUBLIC ampscope_oracle ampscope_emu m)
+target_include_directories(ampscope_test_support PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/support)
 
 # One more ctest entry for an executable that already exists (other arguments).
 function(add_ampscope_test_entry)
