@@ -14,6 +14,14 @@
 #ifndef AMPSCOPE_FPE_H
 #define AMPSCOPE_FPE_H
 
+/* The version of ampscope and of this library (libampscope-emu): the one
+ * place it is written.  The build reads it from here (CMakeLists.txt), and
+ * CHANGELOG.md says what each version changed. */
+#define FPE_VERSION_MAJOR 0
+#define FPE_VERSION_MINOR 1
+#define FPE_VERSION_PATCH 0
+#define FPE_VERSION       "0.1.0"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,27 +42,27 @@ typedef enum fpe_format_id { FPE_FMT_F16 = 0, FPE_FMT_BF16 = 1, FPE_FMT_F32 = 2 
 /* Descriptor of a binary interchange-like format: value of a normal number is
  * (-1)^s * 1.f * 2^(e - bias).  emin = 1 - bias, emax = bias. */
 typedef struct fpe_format {
-    const char *name;    /* "fp16", "bf16", "fp32" */
-    int bits;            /* storage width: 16 or 32 */
-    int p;               /* precision in bits, hidden bit included: 11, 8, 24 */
-    int exp_bits;        /* 5, 8, 8 */
-    int bias;            /* 15, 127, 127 */
-    int emin;            /* exponent of the smallest normal: -14, -126, -126 */
-    int emax;            /* exponent of the largest finite: 15, 127, 127 */
+    const char *name; /* "fp16", "bf16", "fp32" */
+    int bits;         /* storage width: 16 or 32 */
+    int p;            /* precision in bits, hidden bit included: 11, 8, 24 */
+    int exp_bits;     /* 5, 8, 8 */
+    int bias;         /* 15, 127, 127 */
+    int emin;         /* exponent of the smallest normal: -14, -126, -126 */
+    int emax;         /* exponent of the largest finite: 15, 127, 127 */
 } fpe_format;
 
 extern const fpe_format fpe_formats[3]; /* indexed by fpe_format_id */
 
 /* ---- rounding, environment, flags -------------------------------------- */
 typedef enum fpe_round {
-    FPE_RNE = 0,      /* near_even: to nearest, ties to even (IEEE default) */
-    FPE_RNA = 1,      /* near_maxMag: to nearest, ties away from zero */
-    FPE_RZ = 2,       /* minMag: toward zero */
-    FPE_RD = 3,       /* min: toward -inf */
-    FPE_RU = 4,       /* max: toward +inf */
-    FPE_RO = 5,       /* odd: truncate, then set the last bit if inexact */
-    FPE_SR_PROP = 6,  /* stochastic, P(away from zero) = distance / ulp */
-    FPE_SR_EQUAL = 7  /* stochastic, P(away from zero) = 1/2 when inexact */
+    FPE_RNE = 0,     /* near_even: to nearest, ties to even (IEEE default) */
+    FPE_RNA = 1,     /* near_maxMag: to nearest, ties away from zero */
+    FPE_RZ = 2,      /* minMag: toward zero */
+    FPE_RD = 3,      /* min: toward -inf */
+    FPE_RU = 4,      /* max: toward +inf */
+    FPE_RO = 5,      /* odd: truncate, then set the last bit if inexact */
+    FPE_SR_PROP = 6, /* stochastic, P(away from zero) = distance / ulp */
+    FPE_SR_EQUAL = 7 /* stochastic, P(away from zero) = 1/2 when inexact */
 } fpe_round;
 #define FPE_ROUND_COUNT 8
 
@@ -85,21 +93,22 @@ typedef enum fpe_nan_spec {
 } fpe_nan_spec;
 
 typedef struct fpe_env {
-    uint8_t round;     /* fpe_round */
-    uint8_t tininess;  /* fpe_tininess; how "tiny" is detected for underflow */
-    uint8_t ftz;       /* flush tiny results to signed zero (raises underflow|inexact) */
-    uint8_t daz;       /* treat subnormal inputs as signed zero */
-    uint8_t nan;       /* fpe_nan_spec */
-    uint8_t flags;     /* sticky fpe_flag bits, OR-ed by every operation */
-    uint32_t sr_stream;/* stochastic rounding: Philox counter word 2 */
-    uint64_t sr_seed;  /* stochastic rounding: Philox key */
-    uint64_t sr_index; /* index of the next random draw; every rounding
-                          operation consumes exactly one index, used or not */
+    uint8_t round;      /* fpe_round */
+    uint8_t tininess;   /* fpe_tininess; how "tiny" is detected for underflow */
+    uint8_t ftz;        /* flush tiny results to signed zero (raises underflow|inexact) */
+    uint8_t daz;        /* treat subnormal inputs as signed zero */
+    uint8_t nan;        /* fpe_nan_spec */
+    uint8_t flags;      /* sticky fpe_flag bits, OR-ed by every operation */
+    uint32_t sr_stream; /* stochastic rounding: Philox counter word 2 */
+    uint64_t sr_seed;   /* stochastic rounding: Philox key */
+    uint64_t sr_index;  /* index of the next random draw; every rounding
+                           operation consumes exactly one index, used or not */
 } fpe_env;
 
 /* An environment with the IEEE defaults: RNE, tininess after rounding,
  * gradual underflow, x86 NaNs, flags clear, seed 0. */
-FPE_HD static inline fpe_env fpe_env_default(void) {
+FPE_HD static inline fpe_env fpe_env_default(void)
+{
     fpe_env e = {FPE_RNE, FPE_TININESS_AFTER, 0, 0, FPE_NAN_X86, 0, 0, 0, 0};
     return e;
 }
@@ -110,10 +119,11 @@ FPE_HD static inline fpe_env fpe_env_default(void) {
  * .f16/.bf16 instructions flush only when asked with .ftz, which the
  * intrinsics never do); every NaN result is the canonical 0x7FFF /
  * 0x7FFFFFFF, except bf16 -> fp32 widening, which keeps the NaN's bits
- * (FPE_NAN_CUDA; measured on an H100 over all 2^16 inputs).  The GPU has no exception flags: env->flags still accumulates
- * and means nothing to compare, and tininess only decides the underflow
- * flag.  Approximate intrinsics (hrcp, hrsqrt) are not modelled. */
-FPE_HD static inline fpe_env fpe_env_cuda(void) {
+ * (FPE_NAN_CUDA; measured on an H100 over all 2^16 inputs).  The GPU has no exception flags:
+ * env->flags still accumulates and means nothing to compare, and tininess only decides the
+ * underflow flag.  Approximate intrinsics (hrcp, hrsqrt) are not modelled. */
+FPE_HD static inline fpe_env fpe_env_cuda(void)
+{
     fpe_env e = {FPE_RNE, FPE_TININESS_AFTER, 0, 0, FPE_NAN_CUDA, 0, 0, 0, 0};
     return e;
 }
@@ -131,45 +141,54 @@ uint32_t fpe_random_bits(uint64_t seed, uint32_t stream, uint64_t index);
  *   F fpe_F_mul(env, a, b)   a * b
  *   F fpe_F_div(env, a, b)   a / b
  *   F fpe_F_sqrt(env, a)     sqrt(a)
- *   F fpe_F_mulAdd(env, a, b, c)   a * b + c, one rounding
+ *   F fpe_F_mulAdd(env, a, b, c)   a * b + c, one rounding: the fused
+ *                                  multiply-add (fma), SoftFloat's name; the
+ *                                  fpe_F_fma aliases below lead here, and
+ *                                  the code is in mulAdd.c / ops/mulAdd.h
  *   F fpe_F_roundToInt(env, a, exact)  to an integral value in env->round;
  *                                       raises inexact only if exact is true
  *   bool fpe_F_eq / le / lt (env, a, b)            eq quiet; le, lt signaling
  *   bool fpe_F_eq_signaling / le_quiet / lt_quiet  the other variants
  */
-#define FPE_DECLARE_FORMAT_OPS(F, T)                                              \
-    T fpe_##F##_add(fpe_env *env, T a, T b);                                      \
-    T fpe_##F##_sub(fpe_env *env, T a, T b);                                      \
-    T fpe_##F##_mul(fpe_env *env, T a, T b);                                      \
-    T fpe_##F##_div(fpe_env *env, T a, T b);                                      \
-    T fpe_##F##_sqrt(fpe_env *env, T a);                                          \
-    T fpe_##F##_mulAdd(fpe_env *env, T a, T b, T c);                              \
-    T fpe_##F##_roundToInt(fpe_env *env, T a, bool exact);                        \
-    bool fpe_##F##_eq(fpe_env *env, T a, T b);                                    \
-    bool fpe_##F##_le(fpe_env *env, T a, T b);                                    \
-    bool fpe_##F##_lt(fpe_env *env, T a, T b);                                    \
-    bool fpe_##F##_eq_signaling(fpe_env *env, T a, T b);                          \
-    bool fpe_##F##_le_quiet(fpe_env *env, T a, T b);                              \
-    bool fpe_##F##_lt_quiet(fpe_env *env, T a, T b);                              \
-    /* to and from integers; out of range or NaN raises invalid */                \
-    int32_t fpe_##F##_to_i32(fpe_env *env, T a, bool exact);                      \
-    int64_t fpe_##F##_to_i64(fpe_env *env, T a, bool exact);                      \
-    uint32_t fpe_##F##_to_ui32(fpe_env *env, T a, bool exact);                    \
-    uint64_t fpe_##F##_to_ui64(fpe_env *env, T a, bool exact);                    \
-    T fpe_i32_to_##F(fpe_env *env, int32_t a);                                    \
-    T fpe_i64_to_##F(fpe_env *env, int64_t a);                                    \
-    T fpe_ui32_to_##F(fpe_env *env, uint32_t a);                                  \
-    T fpe_ui64_to_##F(fpe_env *env, uint64_t a);                                  \
-    /* to and from binary64 (double); to_f64 is always exact */                   \
-    double fpe_##F##_to_f64(fpe_env *env, T a);                                   \
-    T fpe_f64_to_##F(fpe_env *env, double a);                                     \
-    /* classification helpers (no flags) */                                       \
-    bool fpe_##F##_isnan(T a);                                                    \
+#define FPE_DECLARE_FORMAT_OPS(F, T)                                                               \
+    T fpe_##F##_add(fpe_env *env, T a, T b);                                                       \
+    T fpe_##F##_sub(fpe_env *env, T a, T b);                                                       \
+    T fpe_##F##_mul(fpe_env *env, T a, T b);                                                       \
+    T fpe_##F##_div(fpe_env *env, T a, T b);                                                       \
+    T fpe_##F##_sqrt(fpe_env *env, T a);                                                           \
+    T fpe_##F##_mulAdd(fpe_env *env, T a, T b, T c);                                               \
+    T fpe_##F##_roundToInt(fpe_env *env, T a, bool exact);                                         \
+    bool fpe_##F##_eq(fpe_env *env, T a, T b);                                                     \
+    bool fpe_##F##_le(fpe_env *env, T a, T b);                                                     \
+    bool fpe_##F##_lt(fpe_env *env, T a, T b);                                                     \
+    bool fpe_##F##_eq_signaling(fpe_env *env, T a, T b);                                           \
+    bool fpe_##F##_le_quiet(fpe_env *env, T a, T b);                                               \
+    bool fpe_##F##_lt_quiet(fpe_env *env, T a, T b);                                               \
+    /* to and from integers; out of range or NaN raises invalid */                                 \
+    int32_t fpe_##F##_to_i32(fpe_env *env, T a, bool exact);                                       \
+    int64_t fpe_##F##_to_i64(fpe_env *env, T a, bool exact);                                       \
+    uint32_t fpe_##F##_to_ui32(fpe_env *env, T a, bool exact);                                     \
+    uint64_t fpe_##F##_to_ui64(fpe_env *env, T a, bool exact);                                     \
+    T fpe_i32_to_##F(fpe_env *env, int32_t a);                                                     \
+    T fpe_i64_to_##F(fpe_env *env, int64_t a);                                                     \
+    T fpe_ui32_to_##F(fpe_env *env, uint32_t a);                                                   \
+    T fpe_ui64_to_##F(fpe_env *env, uint64_t a);                                                   \
+    /* to and from binary64 (double); to_f64 is always exact */                                    \
+    double fpe_##F##_to_f64(fpe_env *env, T a);                                                    \
+    T fpe_f64_to_##F(fpe_env *env, double a);                                                      \
+    /* classification helpers (no flags) */                                                        \
+    bool fpe_##F##_isnan(T a);                                                                     \
     bool fpe_##F##_is_signaling_nan(T a);
 
 FPE_DECLARE_FORMAT_OPS(f16, uint16_t)
 FPE_DECLARE_FORMAT_OPS(bf16, uint16_t)
 FPE_DECLARE_FORMAT_OPS(f32, uint32_t)
+
+/* fma is mulAdd (IEEE 754's fusedMultiplyAdd, C's fma): the same function
+ * under the name most readers search for. */
+#define fpe_f16_fma  fpe_f16_mulAdd
+#define fpe_bf16_fma fpe_bf16_mulAdd
+#define fpe_f32_fma  fpe_f32_mulAdd
 
 /* conversions between the three formats */
 uint32_t fpe_f16_to_f32(fpe_env *env, uint16_t a);
@@ -197,12 +216,12 @@ int fpe_chop_f32(fpe_env *env, fpe_format_id fmt, const float *in, float *out, s
 int fpe_chop_f64(fpe_env *env, fpe_format_id fmt, const double *in, double *out, size_t n,
                  fpe_chop_counts *counts);
 /* Results packed as 16-bit patterns (fmt must be FPE_FMT_F16 or FPE_FMT_BF16). */
-int fpe_chop_f32_to_u16(fpe_env *env, fpe_format_id fmt, const float *in, uint16_t *out,
-                        size_t n, fpe_chop_counts *counts);
-int fpe_chop_f64_to_u16(fpe_env *env, fpe_format_id fmt, const double *in, uint16_t *out,
-                        size_t n, fpe_chop_counts *counts);
+int fpe_chop_f32_to_u16(fpe_env *env, fpe_format_id fmt, const float *in, uint16_t *out, size_t n,
+                        fpe_chop_counts *counts);
+int fpe_chop_f64_to_u16(fpe_env *env, fpe_format_id fmt, const double *in, uint16_t *out, size_t n,
+                        fpe_chop_counts *counts);
 /* Return codes of the chop functions */
-#define FPE_OK 0
+#define FPE_OK     0
 #define FPE_EINVAL (-1) /* bad format id, or NULL pointer with n > 0 */
 
 /* ---- names, for command lines ------------------------------------------- */

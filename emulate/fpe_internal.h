@@ -70,7 +70,8 @@ FPE_INLINE bool fpe_round_increment(int mode, bool sign, uint64_t kept, uint64_t
     case FPE_RU: return !sign & (rem != 0);
     case FPE_SR_PROP: {
         /* the top 32 discarded bits: the distance in units of 2^-32 ulp */
-        uint32_t frac32 = shift >= 32 ? (uint32_t)(rem >> (shift - 32)) : (uint32_t)(rem << (32 - shift));
+        uint32_t frac32 =
+            shift >= 32 ? (uint32_t)(rem >> (shift - 32)) : (uint32_t)(rem << (32 - shift));
         return rnd < frac32;
     }
     case FPE_SR_EQUAL: return (rem != 0) & (bool)(rnd >> 31);
@@ -128,7 +129,7 @@ FPE_INLINE bool fpe_issnan_k(fpe_format_id f, uint32_t a)
 FPE_INLINE uint32_t fpe_default_nan(fpe_format_id f, const fpe_env *env)
 {
     if (env->nan != FPE_NAN_X86) return fk_sign(f) - 1; /* 0x7FFF, 0x7FFFFFFF */
-    return fk_sign(f) | fk_inf(f) | fk_quiet(f);               /* 0xFE00, 0xFFC0, 0xFFC00000 */
+    return fk_sign(f) | fk_inf(f) | fk_quiet(f);        /* 0xFE00, 0xFFC0, 0xFFC00000 */
 }
 
 /* Result of an operation with NaN operand(s) a and/or b (b = 0 for unary
@@ -183,7 +184,8 @@ FPE_INLINE uint32_t fpe_overflow(fpe_format_id f, fpe_env *env, bool sign)
  * that it lies at least two places below the format's last kept bit (every
  * caller keeps >= 26 significant bits, so this holds).  Raises inexact,
  * underflow and overflow; flushes tiny results when env->ftz. */
-FPE_INLINE uint32_t fpe_round_pack(fpe_format_id f, fpe_env *env, bool sign, int32_t exp, uint64_t sig)
+FPE_INLINE uint32_t fpe_round_pack(fpe_format_id f, fpe_env *env, bool sign, int32_t exp,
+                                   uint64_t sig)
 {
     const int p = fk_p(f), emin = fk_emin(f), emax = fk_emax(f);
     const uint32_t sbit = sign ? fk_sign(f) : 0;
@@ -226,7 +228,8 @@ FPE_INLINE uint32_t fpe_round_pack(fpe_format_id f, fpe_env *env, bool sign, int
          * carries up to 2^emin */
         const int s0 = 63 - p;
         const uint64_t kept0 = sig >> s0, rem0 = sig & (((uint64_t)1 << s0) - 1);
-        if (kept0 == ((uint64_t)1 << p) - 1 && fpe_round_increment(mode, sign, kept0, rem0, s0, rnd))
+        if (kept0 == ((uint64_t)1 << p) - 1 &&
+            fpe_round_increment(mode, sign, kept0, rem0, s0, rnd))
             tiny = false;
     }
     if (tiny && env->ftz) {
@@ -235,8 +238,10 @@ FPE_INLINE uint32_t fpe_round_pack(fpe_format_id f, fpe_env *env, bool sign, int
     }
     if (rem != 0) {
         env->flags |= tiny ? (FPE_FLAG_INEXACT | FPE_FLAG_UNDERFLOW) : FPE_FLAG_INEXACT;
-        if (mode == FPE_RO) kept |= 1;
-        else kept += fpe_round_increment(mode, sign, kept, rem, shift, rnd);
+        if (mode == FPE_RO)
+            kept |= 1;
+        else
+            kept += fpe_round_increment(mode, sign, kept, rem, shift, rnd);
     }
     if (tiny_before) return sbit | (uint32_t)kept; /* a carry into bit p-1 makes it normal */
     if (E == emax && kept == ((uint64_t)1 << p)) return fpe_overflow(f, env, sign);
@@ -247,8 +252,8 @@ FPE_INLINE uint32_t fpe_round_pack(fpe_format_id f, fpe_env *env, bool sign, int
 
 /* Round the nonnegative value sig * 2^-fracbits to an integer in env->round
  * (fracbits >= 1).  Sets *inexact; raises no flag. */
-FPE_INLINE uint64_t fpe_round_to_integer(const fpe_env *env, bool sign, uint64_t sig, int32_t fracbits,
-                                         bool *inexact)
+FPE_INLINE uint64_t fpe_round_to_integer(const fpe_env *env, bool sign, uint64_t sig,
+                                         int32_t fracbits, bool *inexact)
 {
     int shift = fracbits;
     if (shift > 62) {
@@ -267,13 +272,19 @@ FPE_INLINE uint64_t fpe_round_to_integer(const fpe_env *env, bool sign, uint64_t
 /* ---- binary64 ------------------------------------------------------------ */
 FPE_INLINE uint64_t fpe_f64_bits(double d)
 {
-    union { double d; uint64_t u; } v;
+    union {
+        double d;
+        uint64_t u;
+    } v;
     v.d = d;
     return v.u;
 }
 FPE_INLINE double fpe_f64_from_bits(uint64_t u)
 {
-    union { double d; uint64_t u; } v;
+    union {
+        double d;
+        uint64_t u;
+    } v;
     v.u = u;
     return v.d;
 }
@@ -284,9 +295,9 @@ FPE_INLINE uint64_t fpe_pack_f64_exact(bool sign, int32_t exp, uint64_t sig)
     const int lz = FPE_CLZ64(sig);
     sig <<= lz - 11; /* leading one at bit 52 */
     exp -= lz - 11;
-    return ((uint64_t)sign << 63) | ((uint64_t)(exp + 52 + 1023) << 52) | (sig & (((uint64_t)1 << 52) - 1));
+    return ((uint64_t)sign << 63) | ((uint64_t)(exp + 52 + 1023) << 52) |
+           (sig & (((uint64_t)1 << 52) - 1));
 }
-
 
 /* ---- the fast path --------------------------------------------------------
  * Most operands and results are normal numbers.  For them an add, subtract

@@ -16,13 +16,14 @@
 
 /* Every public rounding operation consumes one stochastic-rounding index,
  * whether or not it rounded. */
-#define FPE_NEXT_INDEX(env, expr)                                                                    \
-    do {                                                                                             \
-        __typeof__(expr) fpe_result_ = (expr);                                                       \
-        (env)->sr_index++;                                                                           \
-        return fpe_result_;                                                                          \
+#define FPE_NEXT_INDEX(env, expr)                                                                  \
+    do {                                                                                           \
+        __typeof__(expr) fpe_result_ = (expr);                                                     \
+        (env)->sr_index++;                                                                         \
+        return fpe_result_;                                                                        \
     } while (0)
 
 /* Instantiate a public wrapper for each of the three formats. */
-#define FPE_FOR_FORMATS(M) M(f16, uint16_t, FPE_FMT_F16) M(bf16, uint16_t, FPE_FMT_BF16) M(f32, uint32_t, FPE_FMT_F32)
+#define FPE_FOR_FORMATS(M)                                                                         \
+    M(f16, uint16_t, FPE_FMT_F16) M(bf16, uint16_t, FPE_FMT_BF16) M(f32, uint32_t, FPE_FMT_F32)
 #endif

@@ -8,14 +8,7 @@
 #include <stdint.h>
 
 #include "fpe.h"
-
-#if defined(__CUDACC__)
-#define FPE_INLINE static __forceinline__ __host__ __device__
-#define FPE_NOINLINE static __noinline__ __host__ __device__
-#else
-#define FPE_INLINE static inline __attribute__((always_inline))
-#define FPE_NOINLINE static __attribute__((noinline))
-#endif
+#include "fpe_inline.h"
 
 /* One Philox4x32 block: ten rounds, the key bumped between rounds. */
 FPE_INLINE void fpe_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])

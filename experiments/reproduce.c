@@ -840,11 +840,11 @@ static void study_scalers(study *s)
             break;
         }
         const double pred = (double)res.skipped_steps, meas = (double)r.skipped;
-        const bool ok = meas == 0 ? pred == 0 : fabs(pred - meas) <= 0.2 * meas;
-        within += ok;
+        const bool agrees = meas == 0 ? pred == 0 : fabs(pred - meas) <= 0.2 * meas;
+        within += agrees;
         total++;
         csv_row(&v, "%g,%g,f%s w%s,%s,%s,%d", pred, meas, pts[i].factor, pts[i].window,
-                pts[i].factor, pts[i].window, ok);
+                pts[i].factor, pts[i].window, agrees);
     }
     if (!csv_close(s, &v)) {
         section_failed(s, "validation.csv");

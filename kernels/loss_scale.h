@@ -76,7 +76,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "philox.h" /* FPE_INLINE: host+device under nvcc */
+#include "fpe_inline.h" /* FPE_INLINE: host+device under nvcc */
 
 #ifdef __cplusplus
 extern "C" {

@@ -11,8 +11,8 @@
 
 /* Every fp32 pattern of a strided sample, rounded to fp16 and bf16 in every
  * mode, plus Philox words. */
-__global__ void convert_kernel(const uint32_t *in, uint16_t *out16, uint16_t *outb16, uint8_t *flags,
-                               uint32_t *words, size_t n, int mode)
+__global__ void convert_kernel(const uint32_t *in, uint16_t *out16, uint16_t *outb16,
+                               uint8_t *flags, uint32_t *words, size_t n, int mode)
 {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -44,7 +44,8 @@ int main()
     }
     const size_t n = (size_t)1 << 22;
     std::vector<uint32_t> in(n);
-    for (size_t i = 0; i < n; i++) in[i] = (uint32_t)(i * 1024u + (i >> 12) * 977u); /* strides all of 2^32 */
+    for (size_t i = 0; i < n; i++)
+        in[i] = (uint32_t)(i * 1024u + (i >> 12) * 977u); /* strides all of 2^32 */
     uint32_t *d_in, *d_words;
     uint16_t *d_16, *d_b16;
     uint8_t *d_flags;
@@ -59,7 +60,8 @@ int main()
     std::vector<uint32_t> gwords(n);
     long mismatches = 0;
     for (int mode = 0; mode < FPE_ROUND_COUNT; mode++) {
-        convert_kernel<<<(unsigned)((n + 255) / 256), 256>>>(d_in, d_16, d_b16, d_flags, d_words, n, mode);
+        convert_kernel<<<(unsigned)((n + 255) / 256), 256>>>(d_in, d_16, d_b16, d_flags, d_words, n,
+                                                             mode);
         CUDA_OK(cudaGetLastError());
         CUDA_OK(cudaMemcpy(g16.data(), d_16, n * 2, cudaMemcpyDeviceToHost));
         CUDA_OK(cudaMemcpy(gb16.data(), d_b16, n * 2, cudaMemcpyDeviceToHost));
@@ -75,9 +77,10 @@ int main()
             uint32_t w = fpe_random_bits(42, 7, i);
             if (h16 != g16[i] || hb16 != gb16[i] || env.flags != gflags[i] || w != gwords[i]) {
                 if (mismatches++ < 10)
-                    std::printf("mode %s input %08X: host %04X %04X %02X %08X, gpu %04X %04X %02X %08X\n",
-                                fpe_round_name((fpe_round)mode), in[i], h16, hb16, env.flags, w, g16[i],
-                                gb16[i], gflags[i], gwords[i]);
+                    std::printf(
+                        "mode %s input %08X: host %04X %04X %02X %08X, gpu %04X %04X %02X %08X\n",
+                        fpe_round_name((fpe_round)mode), in[i], h16, hb16, env.flags, w, g16[i],
+                        gb16[i], gflags[i], gwords[i]);
             }
         }
     }

@@ -30,13 +30,19 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DAMPSCOPE_CUDA=ON \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON >"$build/configure.log"
 grep -q "ampscope: CUDA is ON" "$build/configure.log" ||
     { echo "build.sh: CUDA is not ON (see $build/configure.log)" >&2; exit 1; }
-# the gpu tests, from ctest's own list; their programs are targets of the same name
+# Build everything first: ctest lists a test's command only once its program
+# exists, so reading the list before building (as this script once did)
+# gave tests without commands on a fresh clone.
+cmake --build "$build" -j"$jobs"
+# the gpu tests, from ctest's own list; every one must have its command now
 ctest --test-dir "$build" -L gpu --show-only=json-v1 >"$build/gpu-tests.json"
-mapfile -t targets < <(python3 -c 'import json,os,sys
-for t in json.load(open(sys.argv[1]))["tests"]:
-    c = t["command"][0]
-    if "/build-gpu/" in c: print(os.path.basename(c))' "$build/gpu-tests.json" | sort -u)
-cmake --build "$build" -j"$jobs" --target ampscope "${targets[@]}"
+python3 - "$build/gpu-tests.json" <<'PY'
+import json, sys
+tests = json.load(open(sys.argv[1]))["tests"]
+missing = [t["name"] for t in tests if not t.get("command")]
+if not tests or missing:
+    sys.exit("build.sh: gpu tests without a command (not built?): %s" % (", ".join(missing) or "no gpu tests at all"))
+PY
 
 rm -rf "$carry"
 mkdir -p "$carry/bin" "$carry/data" "$carry/lib"

@@ -13,13 +13,19 @@ FPE_INLINE uint32_t fpe_exact_zero_sum(fpe_format_id f, const fpe_env *env)
  * rounded.  The caller places x and y so that an alignment shift of the
  * smaller term either loses nothing or leaves its sticky bit at least two
  * places below the rounding position (see add and mulAdd). */
-FPE_INLINE uint32_t fpe_add_terms(fpe_format_id f, fpe_env *env, bool sx, int32_t ex, uint64_t x, bool sy,
-                                  int32_t ey, uint64_t y)
+FPE_INLINE uint32_t fpe_add_terms(fpe_format_id f, fpe_env *env, bool sx, int32_t ex, uint64_t x,
+                                  bool sy, int32_t ey, uint64_t y)
 {
     if (ex < ey) {
-        uint64_t t = x; x = y; y = t;
-        int32_t te = ex; ex = ey; ey = te;
-        bool ts = sx; sx = sy; sy = ts;
+        uint64_t t = x;
+        x = y;
+        y = t;
+        int32_t te = ex;
+        ex = ey;
+        ey = te;
+        bool ts = sx;
+        sx = sy;
+        sy = ts;
     }
     y = fpe_shr_jam64(y, (uint32_t)(ex - ey));
     if (sx == sy) return fpe_round_pack(f, env, sx, ex, x + y);

@@ -12,7 +12,8 @@ FPE_INLINE uint32_t fpe_cmp_operand(fpe_format_id f, const fpe_env *env, uint32_
 
 /* NaN operands: the comparison is false (unordered); invalid for a
  * signaling NaN, or for any NaN when the comparison is signaling. */
-FPE_INLINE bool fpe_cmp_unordered(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b, bool signaling)
+FPE_INLINE bool fpe_cmp_unordered(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b,
+                                  bool signaling)
 {
     if (!fpe_isnan_k(f, a) && !fpe_isnan_k(f, b)) return false;
     if (signaling || fpe_issnan_k(f, a) || fpe_issnan_k(f, b)) env->flags |= FPE_FLAG_INVALID;
@@ -39,7 +40,7 @@ FPE_INLINE bool fpe_lt_k(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b, 
     const bool sa = (a & sbit) != 0, sb = (b & sbit) != 0;
     if (((a | b) & mag) == 0) return or_equal; /* both zero */
     if (a == b) return or_equal;
-    if (sa != sb) return sa;                /* negative < positive */
+    if (sa != sb) return sa; /* negative < positive */
     return sa ? (a & mag) > (b & mag) : (a & mag) < (b & mag);
 }
 #endif

@@ -6,7 +6,8 @@
 
 FPE_INLINE uint32_t fpe_mulAdd_k(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b, uint32_t c)
 {
-    const fpe_unp ua = fpe_unpack(f, env, a), ub = fpe_unpack(f, env, b), uc = fpe_unpack(f, env, c);
+    const fpe_unp ua = fpe_unpack(f, env, a), ub = fpe_unpack(f, env, b),
+                  uc = fpe_unpack(f, env, c);
     const uint32_t sign_bit = fk_sign(f);
     /* A NaN among a, b: the first NaN of a, b, c wins. */
     if (ua.cls == FPE_CLS_NAN || ub.cls == FPE_CLS_NAN) {

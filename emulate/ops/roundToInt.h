@@ -11,7 +11,7 @@ FPE_INLINE uint32_t fpe_roundToInt_k(fpe_format_id f, fpe_env *env, uint32_t a, 
     if (ua.cls == FPE_CLS_NAN) return fpe_propagate_nan(f, env, a, 0);
     if (ua.cls == FPE_CLS_INF) return a;
     if (ua.cls == FPE_CLS_ZERO) return ua.sign ? fk_sign(f) : 0; /* also a DAZ'd subnormal */
-    if (ua.exp >= 0) return a; /* already an integer */
+    if (ua.exp >= 0) return a;                                   /* already an integer */
     bool inexact;
     const uint64_t n = fpe_round_to_integer(env, ua.sign, ua.sig, -ua.exp, &inexact);
     if (inexact && exact) env->flags |= FPE_FLAG_INEXACT;

@@ -10,8 +10,10 @@
 FPE_INLINE uint64_t fpe_isqrt62(uint64_t r)
 {
     uint64_t s = (uint64_t)sqrt((double)r);
-    while (s * s > r) s--;
-    while ((s + 1) * (s + 1) <= r) s++;
+    while (s * s > r)
+        s--;
+    while ((s + 1) * (s + 1) <= r)
+        s++;
     return s;
 }
 
@@ -21,7 +23,8 @@ FPE_INLINE uint64_t fpe_isqrt62(uint64_t r)
 FPE_INLINE uint64_t fpe_isqrt124(unsigned __int128 r, bool *exact)
 {
     unsigned __int128 root = 0, bit = (unsigned __int128)1 << 122;
-    while (bit > r) bit >>= 2;
+    while (bit > r)
+        bit >>= 2;
     while (bit != 0) {
         if (r >= root + bit) {
             r -= root + bit;

@@ -1,5 +1,5 @@
 /* cuda_backend.h: what the cuda backend's files share: the backend state,
- * error checks and the launch shape.  Included only by kernels/cuda/*.cu. */
+ * error checks and the launch shape.  Included only by the .cu files of kernels/cuda/. */
 #ifndef AMPSCOPE_KERNELS_CUDA_BACKEND_H
 #define AMPSCOPE_KERNELS_CUDA_BACKEND_H
 

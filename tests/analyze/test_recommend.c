@@ -189,11 +189,11 @@ static an_grid small_grid(double max_skip)
 START_TEST(recommend_steady)
 {
     an_trace t = steady_trace();
-    const ak_scaler_config base = base_policy();
+    const ak_scaler_config policy = base_policy();
     const an_grid g = small_grid(0.05);
     an_recommendation rec;
     char msg[512];
-    ck_assert_msg(an_recommend(&t, &base, FPE_FMT_F16, &g, &rec, msg, sizeof msg) == AN_OK, "%s",
+    ck_assert_msg(an_recommend(&t, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg) == AN_OK, "%s",
                   msg);
     ck_assert_uint_eq(rec.n, 6);
     for (size_t i = 0; i < 6; i++) {
@@ -221,14 +221,14 @@ START_TEST(recommend_steady)
 
     /* at most 2% skips: (2, 20) and (4, 20) remain, and (4, 20) flushes less */
     const an_grid g2 = small_grid(0.02);
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, &g2, &rec, msg, sizeof msg), AN_OK);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g2, &rec, msg, sizeof msg), AN_OK);
     ck_assert_uint_eq(rec.best, 5);
     ASSERT_MSG(rec.reason, "(next: factor 2, window 20 at 32%)");
     an_recommendation_free(&rec);
 
     /* no skips at all: (2, 20) is the only one */
     const an_grid g0 = small_grid(0.0);
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, &g0, &rec, msg, sizeof msg), AN_OK);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g0, &rec, msg, sizeof msg), AN_OK);
     ck_assert_uint_eq(rec.best, 2);
     ASSERT_MSG(rec.reason, "It is the only one of the 6 grid points within the skip limit.");
     an_recommendation_free(&rec);
@@ -241,12 +241,12 @@ END_TEST
 START_TEST(recommend_fallback)
 {
     an_trace t = steady_trace();
-    const ak_scaler_config base = base_policy();
+    const ak_scaler_config policy = base_policy();
     an_grid g = small_grid(0.0);
     g.n_windows = 2;
     an_recommendation rec;
     char msg[512];
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_OK);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_OK);
     ck_assert_uint_eq(rec.n, 4);
     ck_assert_uint_eq(rec.best, 1);
     ck_assert(rec.points[1].factor == 2 && rec.points[1].window == 10);
@@ -270,7 +270,7 @@ START_TEST(recommend_ties)
         t.steps[i].recorded_scale = 1;
         t.steps[i].count = t.steps[i].zero = t.steps[i].hist[AK_HIST_ZERO] = 3;
     }
-    const ak_scaler_config base = base_policy();
+    const ak_scaler_config policy = base_policy();
     an_grid g = small_grid(0.01);
     g.factors[0] = 4;
     g.factors[1] = 2;
@@ -279,7 +279,7 @@ START_TEST(recommend_ties)
     g.windows[1] = 20;
     an_recommendation rec;
     char msg[512];
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_OK);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_OK);
     ck_assert_uint_eq(rec.best, 3); /* (4,10) (4,20) (2,10) (2,20) */
     ASSERT_MSG(rec.reason, "it ties on every measure with factor 4, window 20; the larger window, "
                            "then the smaller factor, decides.");
@@ -292,41 +292,41 @@ END_TEST
 START_TEST(recommend_rejects)
 {
     an_trace t = steady_trace();
-    ak_scaler_config base = base_policy();
+    ak_scaler_config policy = base_policy();
     an_grid g = small_grid(0.05);
     an_recommendation rec;
     char msg[512];
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, &g, NULL, msg, sizeof msg), AN_EINVAL);
-    ck_assert_int_eq(an_recommend(NULL, &base, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g, NULL, msg, sizeof msg), AN_EINVAL);
+    ck_assert_int_eq(an_recommend(NULL, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
     ASSERT_MSG(msg, "trace, policy or grid is NULL");
     ck_assert_ptr_null(rec.points);
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, NULL, &rec, msg, sizeof msg), AN_EINVAL);
-    ck_assert_int_eq(ak_scaler_preset("fixed", &base, NULL, 0), 0);
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, NULL, &rec, msg, sizeof msg), AN_EINVAL);
+    ck_assert_int_eq(ak_scaler_preset("fixed", &policy, NULL, 0), 0);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
     ASSERT_MSG(msg, "the base policy is fixed, not dynamic");
-    base = base_policy();
+    policy = base_policy();
     g.n_factors = 0;
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
     ASSERT_MSG(msg, "the grid has 0 factors and 3 windows");
     g = small_grid(0.05);
     g.factors[1] = 1.0;
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
     ASSERT_MSG(msg, "factor 1 is not > 1");
     g = small_grid(0.05);
     g.windows[2] = 0;
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
     ASSERT_MSG(msg, "window 0 is not >= 1");
     g = small_grid(NAN);
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
     ASSERT_MSG(msg, "max_skip_frac nan");
     /* a replay that fails names the point */
     g = small_grid(0.05);
-    base.hysteresis = 2;
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
+    policy.hysteresis = 2;
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
     ASSERT_MSG(msg, "an_recommend: factor 2, window 5: an_replay: --hysteresis 2");
     ck_assert_ptr_null(rec.points);
-    base = base_policy();
-    ck_assert_int_eq(an_recommend(&t, &base, (fpe_format_id)9, &g, &rec, msg, sizeof msg),
+    policy = base_policy();
+    ck_assert_int_eq(an_recommend(&t, &policy, (fpe_format_id)9, &g, &rec, msg, sizeof msg),
                      AN_EINVAL);
     ASSERT_MSG(msg, "target format 9");
     an_trace_free(&t);
@@ -350,10 +350,10 @@ START_TEST(csv_content)
     new_dir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/recommend.csv", dir);
     an_trace t = steady_trace();
-    const ak_scaler_config base = base_policy();
+    const ak_scaler_config policy = base_policy();
     const an_grid g = small_grid(0.05);
     an_recommendation rec;
-    ck_assert_int_eq(an_recommend(&t, &base, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_OK);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_OK);
     ck_assert_int_eq(an_recommendation_write_csv(&rec, path, msg, sizeof msg), AN_OK);
     an_recommendation_free(&rec);
     char *text = slurp(path);
@@ -397,7 +397,7 @@ START_TEST(csv_content)
     an_grid one = small_grid(0.01);
     one.n_factors = 1;
     one.n_windows = 1;
-    ck_assert_int_eq(an_recommend(&inf, &base, FPE_FMT_F16, &one, &rec, msg, sizeof msg), AN_OK);
+    ck_assert_int_eq(an_recommend(&inf, &policy, FPE_FMT_F16, &one, &rec, msg, sizeof msg), AN_OK);
     ASSERT_MSG(rec.reason, "(100%); no underflow to measure (every step overflowed); 0 steps");
     ck_assert_int_eq(an_recommendation_write_csv(&rec, path, msg, sizeof msg), AN_OK);
     text = slurp(path);

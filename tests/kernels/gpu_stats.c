@@ -37,11 +37,11 @@ static void stats_on(ak_backend *b, ak_tensor x, fpe_format_id target, uint32_t 
 
 /* Compares the two results as their 8-byte words: 0-6 the counts, 7 amax,
  * 8 + i bin i.  Returns the number of differing words. */
-static size_t compare(const char *what, const ak_stats *gpu, const ak_stats *cpu)
+static size_t compare(const char *what, const ak_stats *on_gpu, const ak_stats *on_cpu)
 {
     char ctx[160];
     snprintf(ctx, sizeof ctx, "%s: ak_stats word", what);
-    return kt_count_mismatches(ctx, gpu, cpu, sizeof *gpu / 8, 8);
+    return kt_count_mismatches(ctx, on_gpu, on_cpu, sizeof *on_gpu / 8, 8);
 }
 
 /* Both backends on the same host data (n elements of dt), starting at

@@ -654,7 +654,7 @@ static bool scripted_overflow(ts_rng *rng, int i, float scale)
  * are overflows. */
 START_TEST(cpu_op_equals_pure_function)
 {
-    static const char *const names[] = {
+    static const char *const presets[] = {
         "none",          "fixed",  "pytorch",   "apex",     "mindspore-manager",
         "mindspore-amp", "paddle", "deepspeed", "megatron", "keras"};
     static const float flags[] = {0.0f, -0.0f, 1.0f, -3.0f, INFINITY, NAN};
@@ -663,8 +663,8 @@ START_TEST(cpu_op_equals_pure_function)
     float *found = kt_dev_alloc(b, sizeof *found);
     ts_rng rng;
     ts_rng_init(&rng, ts_seed() + 4);
-    for (size_t p = 0; p < COUNT(names); p++) {
-        ak_scaler_config cfg = preset_or_fail(names[p]);
+    for (size_t p = 0; p < COUNT(presets); p++) {
+        ak_scaler_config cfg = preset_or_fail(presets[p]);
         cfg.window = (int32_t)(1 + p % 4);
         if (p == 7) cfg.consecutive_hysteresis = true;
         ak_scaler_state host;
@@ -678,13 +678,13 @@ START_TEST(cpu_op_equals_pure_function)
             ak_loss_scale_step(&cfg, &host, inf);
             ak_scaler_state got;
             kt_dev_get(b, &got, dev, sizeof got);
-            ck_assert_msg(memcmp(&got, &host, sizeof got) == 0, "%s: step %d differs", names[p],
+            ck_assert_msg(memcmp(&got, &host, sizeof got) == 0, "%s: step %d differs", presets[p],
                           i + 1);
         }
-        ck_assert_msg(host.overflows > 500 && host.steps == 20000, "%s", names[p]);
+        ck_assert_msg(host.overflows > 500 && host.steps == 20000, "%s", presets[p]);
         if (cfg.kind == AK_SCALER_DYNAMIC)
             ck_assert_msg(host.growths > 100 && host.backoffs > 100,
-                          "%s: %lld growths %lld backoffs", names[p], (long long)host.growths,
+                          "%s: %lld growths %lld backoffs", presets[p], (long long)host.growths,
                           (long long)host.backoffs);
     }
     kt_dev_free(b, dev);

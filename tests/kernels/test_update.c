@@ -754,10 +754,10 @@ START_TEST(bad_arguments_named)
         ck_assert_msg(strncmp(ak_error(b), "ak_opt_step_begin: ", 19) == 0, "%s", ak_error(b));
     }
     /* unused fields are not checked: SGD ignores the betas */
-    ak_opt_config sgd = base;
-    sgd.kind = AK_OPT_SGD;
-    sgd.beta1 = 7;
-    ck_assert_int_eq(ak_update(b, &sgd, &good, &st, NULL, &loss), AK_OK);
+    ak_opt_config sgd_cfg = base;
+    sgd_cfg.kind = AK_OPT_SGD;
+    sgd_cfg.beta1 = 7;
+    ck_assert_int_eq(ak_update(b, &sgd_cfg, &good, &st, NULL, &loss), AK_OK);
     ck_assert_str_eq(ak_error(b), "");
 
     /* pointers */
@@ -813,7 +813,7 @@ START_TEST(bad_arguments_named)
     p.grad = ak_tensor_of(g, 0, AK_F32);
     p.m = ak_tensor_none();
     p.v = ak_tensor_none();
-    ck_assert_int_eq(ak_update(b, &sgd, &p, &st, NULL, &loss), AK_OK);
+    ck_assert_int_eq(ak_update(b, &sgd_cfg, &p, &st, NULL, &loss), AK_OK);
     ck_assert(memcmp(&before, &loss, sizeof loss) == 0);
     ck_assert_uint_eq(loss.elements, 4 + 4 + 4); /* the three calls that ran */
     ak_close(b);
