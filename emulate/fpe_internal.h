@@ -8,7 +8,14 @@
  *   compute the exact result, or a significand whose lowest bit is "sticky"
  *           (jammed: it is set when nonzero bits were shifted out below it);
  *   round   fpe_round_pack(), the single rounding point of every format.
- * Everything is plain integer arithmetic and compiles for the GPU too. */
+ * Everything is plain integer arithmetic and compiles for the GPU too.
+ *
+ * Names: fpe_ is the module's prefix (public in fpe.h, internal here);
+ * fk_<name>(fmt) are the format constants and bit-field helpers ("format
+ * kit": fk_p, fk_bias, fk_expfield ...), folded to constants per format; a
+ * _k suffix marks the format-generic body of an operation (fpe_add_k(K, ...),
+ * K a compile-time fpe_format_id) that add.c, mul.c ... instantiate three
+ * times, and that kernels/elem/ calls with its own K. */
 #ifndef AMPSCOPE_FPE_INTERNAL_H
 #define AMPSCOPE_FPE_INTERNAL_H
 

@@ -28,7 +28,7 @@ START_TEST(test_hand_values_emulator)
         env.nan = (uint8_t)h->nan;
         uint64_t ops[3] = {h->a, h->b, h->c};
         fpe_env e = env;
-        uint64_t got = emu_op(h->op, (fpe_format_id)h->fmt, &e, ops);
+        uint64_t got = ts_emu_op(h->op, (fpe_format_id)h->fmt, &e, ops);
         int rb = oracle_result_bits(h->op, (fpe_format_id)h->fmt);
         if (rb < 64) got &= (UINT64_C(1) << rb) - 1;
         if (got != h->want || e.flags != h->flags) {
@@ -69,7 +69,7 @@ START_TEST(test_daz_ftz_random)
     for (int fmt = 0; fmt < 3; fmt++)
         for (size_t k = 0; k < N_OPTION_OPS; k++) {
             orc_op op = option_ops[k];
-            if (!emu_has_op(op, fmt)) continue;
+            if (!ts_emu_has_op(op, fmt)) continue;
             int n_modes = (op == ORC_RTI_EXACT || op == ORC_TO_I32_X || op == ORC_TO_UI64_X)
                               ? FPE_RO + 1
                               : FPE_ROUND_COUNT;
@@ -107,7 +107,7 @@ START_TEST(test_canonical_nan)
     env.nan = FPE_NAN_CANONICAL;
     for (size_t k = 0; k < N_OPTION_OPS; k++) {
         orc_op op = option_ops[k];
-        if (!emu_has_op(op, fmt) || op == ORC_FROM_I64 || op == ORC_FROM_F64) continue;
+        if (!ts_emu_has_op(op, fmt) || op == ORC_FROM_I64 || op == ORC_FROM_F64) continue;
         int ar = oracle_op_arity(op);
         for (size_t i = 0; i < (ar == 3 ? nm : n); i++)
             for (size_t j = 0; j < (ar >= 2 ? (ar == 3 ? nm : n) : 1); j++)
@@ -129,7 +129,7 @@ START_TEST(test_canonical_nan)
     uint64_t n_rand = ts_random_count() / 20;
     for (size_t k = 0; k < N_OPTION_OPS; k++) {
         orc_op op = option_ops[k];
-        if (!emu_has_op(op, fmt)) continue;
+        if (!ts_emu_has_op(op, fmt)) continue;
         for (uint64_t i = 0; i < n_rand; i++) {
             uint64_t ops[3];
             ts_random_operands(&rng, op, fmt, ops);

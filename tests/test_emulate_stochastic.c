@@ -203,7 +203,7 @@ START_TEST(test_unbiased_arithmetic)
                 for (int i = 0; i < n; i++) {
                     fpe_env e = env;
                     e.sr_index = (uint64_t)i;
-                    sum += orc_to_double(fmt, (uint32_t)emu_op(ops_list[op], fmt, &e, ops));
+                    sum += orc_to_double(fmt, (uint32_t)ts_emu_op(ops_list[op], fmt, &e, ops));
                 }
                 double p = (fabs(x) - lo) / (hi - lo);
                 double se = (hi - lo) * sqrt(p * (1 - p) / n);
@@ -240,9 +240,9 @@ START_TEST(test_reproducible)
             int used = 0;
             for (int i = 0; i < N; i++) {
                 orc_op op = ops_list[i % 10];
-                if (!emu_has_op(op, fmt)) op = ORC_ADD;
+                if (!ts_emu_has_op(op, fmt)) op = ORC_ADD;
                 ts_random_operands(&rng, op, fmt, operands[i]);
-                first[i] = emu_op(op, fmt, &env, operands[i]);
+                first[i] = ts_emu_op(op, fmt, &env, operands[i]);
                 used++;
             }
             if (env.sr_index != start + (uint64_t)used) {
@@ -253,10 +253,10 @@ START_TEST(test_reproducible)
             /* replay backwards with explicit indices: same results */
             for (int i = N - 1; i >= 0; i--) {
                 orc_op op = ops_list[i % 10];
-                if (!emu_has_op(op, fmt)) op = ORC_ADD;
+                if (!ts_emu_has_op(op, fmt)) op = ORC_ADD;
                 fpe_env e = env;
                 e.sr_index = start + (uint64_t)i;
-                uint64_t again = emu_op(op, fmt, &e, operands[i]);
+                uint64_t again = ts_emu_op(op, fmt, &e, operands[i]);
                 if (again != first[i] && bad++ < 10)
                     printf("%s %s not reproducible at index %llu\n", oracle_op_name(op),
                            ts_format_name(fmt), (unsigned long long)e.sr_index);

@@ -33,7 +33,7 @@ static bool rounds_to_format(orc_op op)
 START_TEST(test_unary_all_inputs)
 {
     orc_op op = unary_ops[_i];
-    if (!emu_has_op(op, g_fmt)) return; /* e.g. fp16 -> fp16 */
+    if (!ts_emu_has_op(op, g_fmt)) return; /* e.g. fp16 -> fp16 */
     char what[96];
     snprintf(what, sizeof what, "%s %s, all inputs", oracle_op_name(op), ts_format_name(g_fmt));
     ts_checker ck;

@@ -185,7 +185,7 @@ START_TEST(test_rna_ro_relations)
         for (size_t k = 0; k < sizeof ops_list / sizeof ops_list[0]; k++)
             for (uint64_t i = 0; i < n / 10; i++) {
                 orc_op op = ops_list[k];
-                if (!emu_has_op(op, (fpe_format_id)fmt)) continue;
+                if (!ts_emu_has_op(op, (fpe_format_id)fmt)) continue;
                 uint64_t ops[3];
                 ts_random_operands(&rng, op, (fpe_format_id)fmt, ops);
                 int tin = (int)ts_below(&rng, 2);
@@ -340,7 +340,7 @@ START_TEST(test_stochastic_neighbours)
         for (size_t k = 0; k < sizeof ops_list / sizeof ops_list[0]; k++)
             for (uint64_t i = 0; i < n / 7; i++) {
                 orc_op op = ops_list[k];
-                if (!emu_has_op(op, fmt)) continue;
+                if (!ts_emu_has_op(op, fmt)) continue;
                 uint64_t ops[3];
                 ts_random_operands(&rng, op, fmt, ops);
                 fpe_env e = ts_env(FPE_SR_PROP + (int)ts_below(&rng, 2), AFTER);

@@ -56,7 +56,7 @@ extern "C" int ak_cuda_open(ak_backend *b, char *why, size_t why_len)
     if ((e = cudaSetDevice(0)) != cudaSuccess) goto cuda_fail;
     step = "cudaGetDeviceProperties";
     if ((e = cudaGetDeviceProperties(&prop, 0)) != cudaSuccess) goto cuda_fail;
-    snprintf(b->device, sizeof b->device, "%s", prop.name);
+    snprintf(b->device, sizeof b->device, "%.127s", prop.name); /* device[128] */
     c->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
     step = "cudaStreamCreateWithFlags";
     if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess)

@@ -78,7 +78,7 @@ static double dfrom(uint64_t u)
     return d;
 }
 
-bool emu_has_op(orc_op op, fpe_format_id fmt)
+bool ts_emu_has_op(orc_op op, fpe_format_id fmt)
 {
     if (op == ORC_TO_F16) return fmt != FPE_FMT_F16;
     if (op == ORC_TO_BF16) return fmt != FPE_FMT_BF16;
@@ -113,7 +113,7 @@ bool emu_has_op(orc_op op, fpe_format_id fmt)
     default: break;                                                                                \
     }
 
-uint64_t emu_op(orc_op op, fpe_format_id fmt, fpe_env *env, const uint64_t *operands)
+uint64_t ts_emu_op(orc_op op, fpe_format_id fmt, fpe_env *env, const uint64_t *operands)
 {
     uint32_t a = (uint32_t)operands[0];
     uint32_t b = oracle_op_arity(op) >= 2 ? (uint32_t)operands[1] : 0;
@@ -135,12 +135,12 @@ uint64_t emu_op(orc_op op, fpe_format_id fmt, fpe_env *env, const uint64_t *oper
         if (op == ORC_TO_BF16) return fpe_f32_to_bf16(env, a);
         break;
     }
-    fprintf(stderr, "emu_op: no emulator function for %s on %s\n", oracle_op_name(op),
+    fprintf(stderr, "ts_emu_op: no emulator function for %s on %s\n", oracle_op_name(op),
             ts_format_name(fmt));
     abort();
 }
 
-bool emu_compare(orc_cmp cmp, fpe_format_id fmt, fpe_env *env, uint32_t a, uint32_t b)
+bool ts_emu_compare(orc_cmp cmp, fpe_format_id fmt, fpe_env *env, uint32_t a, uint32_t b)
 {
 #define EMU_CMP(F, T)                                                                              \
     switch (cmp) {                                                                                 \
@@ -248,7 +248,7 @@ bool ts_check_op(ts_checker *ck, orc_op op, fpe_format_id fmt, const fpe_env *en
     e.flags = 0;
     uint8_t want_flags;
     uint64_t want = oracle_op(op, fmt, &e, operands, &want_flags);
-    uint64_t got = emu_op(op, fmt, &e, operands);
+    uint64_t got = ts_emu_op(op, fmt, &e, operands);
     int res_bits = oracle_result_bits(op, fmt);
     if (res_bits < 64) got &= (UINT64_C(1) << res_bits) - 1;
     bool same = got == want && e.flags == want_flags;
@@ -277,7 +277,7 @@ bool ts_check_compare(ts_checker *ck, orc_cmp cmp, fpe_format_id fmt, const fpe_
     e.flags = 0;
     uint8_t want_flags;
     bool want = oracle_compare(cmp, fmt, &e, a, b, &want_flags);
-    bool got = emu_compare(cmp, fmt, &e, a, b);
+    bool got = ts_emu_compare(cmp, fmt, &e, a, b);
     ck->checked++;
     if (got == want && e.flags == want_flags) return true;
     ck->mismatches++;

@@ -2,7 +2,7 @@
  *
  *   - seeds and counts from the environment (AMPSCOPE_TEST_SEED,
  *     AMPSCOPE_TEST_RANDOM), and a small deterministic generator;
- *   - emu_op / emu_compare: the emulator called through the same operation
+ *   - ts_emu_op / ts_emu_compare: the emulator called through the same operation
  *     codes as the oracle, so one driver compares the two;
  *   - ts_check_op: run both, compare bits and flags, print the first
  *     mismatches in full and count the rest;
@@ -42,9 +42,9 @@ const char *ts_format_name(fpe_format_id fmt);
 int ts_parse_format(const char *s);
 
 /* ---- the emulator through the oracle's operation codes ---------------------- */
-bool emu_has_op(orc_op op, fpe_format_id fmt);
-uint64_t emu_op(orc_op op, fpe_format_id fmt, fpe_env *env, const uint64_t *operands);
-bool emu_compare(orc_cmp cmp, fpe_format_id fmt, fpe_env *env, uint32_t a, uint32_t b);
+bool ts_emu_has_op(orc_op op, fpe_format_id fmt);
+uint64_t ts_emu_op(orc_op op, fpe_format_id fmt, fpe_env *env, const uint64_t *operands);
+bool ts_emu_compare(orc_cmp cmp, fpe_format_id fmt, fpe_env *env, uint32_t a, uint32_t b);
 /* Whether a call of op must consume exactly one random index. */
 bool ts_op_consumes_index(orc_op op);
 
