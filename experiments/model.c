@@ -250,7 +250,7 @@ static int layer_io_of(model *m, int i, size_t rows, bool refresh, layer_io *io)
     return 0;
 }
 
-static int forward_layer(model *m, int i, size_t rows)
+static int forward_layer(model *m, int i, size_t rows, bool training)
 {
     const net_layer *l = &m->net.layers[i];
     int rc = 0;
@@ -261,6 +261,7 @@ static int forward_layer(model *m, int i, size_t rows)
     }
     layer_io io;
     rc = layer_io_of(m, i, rows, true, &io);
+    io.training = training;
     return rc ? rc : l->kind->forward(&io);
 }
 
@@ -283,6 +284,7 @@ static int backward_layer(model *m, int i, size_t rows)
     layer_io io;
     int rc = layer_io_of(m, i, rows, false, &io);
     if (rc) return rc;
+    io.training = true;
     /* dx goes straight into the previous layer's gradient when the formats
      * agree, else through dx_tmp and a cast */
     if (i > 0) {
@@ -306,7 +308,7 @@ int model_forward(model *m, size_t rows)
 {
     if (rows == 0 || rows > m->batch) return AK_EINVAL;
     for (int i = 0; i < m->net.n_layers; i++) {
-        int rc = forward_layer(m, i, rows);
+        int rc = forward_layer(m, i, rows, false);
         if (rc) return rc;
     }
     return loss(m, rows, NULL, false);
@@ -316,7 +318,7 @@ int model_forward_backward(model *m, size_t rows, const float *scale)
 {
     if (rows == 0 || rows > m->batch) return AK_EINVAL;
     for (int i = 0; i < m->net.n_layers; i++) {
-        int rc = forward_layer(m, i, rows);
+        int rc = forward_layer(m, i, rows, true);
         if (rc) return rc;
     }
     int rc = loss(m, rows, scale, true);

@@ -73,7 +73,8 @@ int model_get_param(model *m, const model_param *p, float *host);
  * into *m->loss (and m->correct for cross-entropy).  With backward, also
  * the gradients of (loss * *scale) w.r.t. every parameter into grad_run,
  * and grad (fp32) where a cast is needed.  scale is in backend memory;
- * NULL means 1. */
+ * NULL means 1.  model_forward is an evaluation, model_forward_backward a
+ * training step (layer_io.training, for the layers that tell them apart). */
 int model_forward(model *m, size_t rows);
 int model_forward_backward(model *m, size_t rows, const float *scale);
 

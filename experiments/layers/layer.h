@@ -7,7 +7,9 @@
  * model.c walks a net through the rows; nets.c names rows by kind.
  *
  * A new layer is one file in layers/ defining its row, one line in
- * table.c, its kernels (kernels/) and a case in tests/experiments/test_layers.c.
+ * table.c (and experiments/CMakeLists.txt), its kernels (kernels/) and its
+ * double-precision reference in tests/experiments/net_ref.c; test_layers
+ * then checks the row and its gradients with the others.
  */
 #ifndef AMPSCOPE_LAYER_H
 #define AMPSCOPE_LAYER_H
@@ -53,6 +55,7 @@ typedef struct layer_io {
     ak_backend *b;
     const struct net_layer *l;
     size_t rows;
+    bool training;      /* a training step's forward and backward, not an evaluation */
     ak_compute compute; /* of GEMMs and convolutions: fp32, or tf32 inputs */
     ak_tensor in;       /* rows x in features */
     ak_tensor out;      /* rows x out features (forward writes it; backward may read it) */
