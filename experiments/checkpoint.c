@@ -9,23 +9,13 @@
 
 #include "safetensors.h"
 
-/* A parameter's shape as PyTorch has it: (out, in) or OIHW, (out) for a bias. */
-static size_t param_shape(const model *m, const model_param *p, uint64_t shape[4])
+/* A parameter's shape as PyTorch has it (its kind says: (out, in), OIHW,
+ * (out) for a bias). */
+static size_t param_shape(const model_param *p, uint64_t shape[4])
 {
-    const net_layer *l = &m->net.layers[p->layer];
-    if (p->is_bias) {
-        shape[0] = l->out_c;
-        return 1;
-    }
-    if (l->op == NET_LINEAR) {
-        shape[0] = l->out_c;
-        shape[1] = l->in_c;
-        return 2;
-    }
-    shape[0] = l->out_c;
-    shape[1] = l->in_c;
-    shape[2] = shape[3] = l->kernel;
-    return 4;
+    for (size_t d = 0; d < p->spec.ndim; d++)
+        shape[d] = p->spec.shape[d];
+    return p->spec.ndim;
 }
 
 /* ---- what a checkpoint holds, one entry per tensor ------------------------------------ */
@@ -60,7 +50,7 @@ static size_t entries_of(model *m, entry *e)
             snprintf(x->name, sizeof x->name, "%s%s%s", parts[k].prefix, p->name, parts[k].suffix);
             x->t = parts[k].t;
             st_dtype_from_ak(parts[k].t.dtype, &x->dtype);
-            x->ndim = param_shape(m, p, x->shape);
+            x->ndim = param_shape(p, x->shape);
         }
     }
     return n;
@@ -236,7 +226,7 @@ int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len)
     for (int i = 0; i < m->n_params && !rc; i++) {
         model_param *p = &m->params[i];
         uint64_t shape[4];
-        const size_t ndim = param_shape(m, p, shape);
+        const size_t ndim = param_shape(p, shape);
         const st_tensor *t = st_find(f, p->name);
         if (!t) {
             rc = an_fail(msg, msg_len, -1, "%s: no tensor '%s' (%s needs every parameter)", path,
@@ -290,7 +280,7 @@ int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len)
             rc = an_fail(msg, msg_len, -1, "%s: reading %s: %s", path, p->name, ak_error(m->b));
         t[i].name = p->name;
         st_dtype_from_ak(p->grad.dtype, &t[i].dtype);
-        t[i].ndim = param_shape(m, p, shapes[i]);
+        t[i].ndim = param_shape(p, shapes[i]);
         t[i].shape = shapes[i];
         t[i].data = host[i];
     }

@@ -1,4 +1,6 @@
-/* model.c: a network on a backend, forward and backward (model.h). */
+/* model.c: a network on a backend, forward and backward (model.h).  What a
+ * layer computes is its kind's business (layers/); here are the buffers,
+ * the weight copies and casts of the precision plan, and the walk. */
 #include "atomic_file.h" /* an_fail */
 #include "model.h"
 #include "record.h" /* rec_kind */
@@ -72,13 +74,26 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
         if (!rc) rc = alloc_t(m, out_n, run, &m->dact[i], msg, msg_len);
         if (!rc && input_dtype(m, i) != run)
             rc = alloc_t(m, in_n, run, &m->in_cast[i], msg, msg_len);
-        if (rc || !net_has_params(l)) continue;
-        for (int which = 0; which < 2 && !rc; which++) {
+        if (rc) continue;
+        layer_tensor specs[LAYER_MAX_TENSORS];
+        const int n_specs = l->kind->tensors(l, specs);
+        for (int slot = 0; slot < n_specs && !rc; slot++) {
+            if (!specs[slot].trainable) {
+                rc = an_fail(msg, msg_len, AK_EUNSUPPORTED, "%s.%s: buffers are not supported yet",
+                             l->name, specs[slot].name);
+                break;
+            }
+            if (m->n_params == MODEL_MAX_PARAMS) {
+                rc = an_fail(msg, msg_len, AK_EINVAL, "%s: more than %d parameter tensors",
+                             net->name, MODEL_MAX_PARAMS);
+                break;
+            }
             model_param *p = &m->params[m->n_params++];
-            snprintf(p->name, sizeof p->name, "%s.%s", l->name, which ? "bias" : "weight");
+            snprintf(p->name, sizeof p->name, "%s.%s", l->name, specs[slot].name);
             p->layer = i;
-            p->is_bias = which == 1;
-            p->n = which ? net_bias_count(l) : net_weight_count(l);
+            p->slot = slot;
+            p->spec = specs[slot];
+            p->n = layer_tensor_size(&specs[slot]);
             p->run = run;
             if (plan->has_w32[i]) rc = alloc_t(m, p->n, AK_F32, &p->w32, msg, msg_len);
             if (!rc && plan->has_wlow[i]) rc = alloc_t(m, p->n, run, &p->wlow, msg, msg_len);
@@ -177,16 +192,18 @@ int model_init_weights(model *m, uint64_t seed)
     int rc = 0;
     for (int i = 0; i < m->n_params && !rc; i++) {
         model_param *p = &m->params[i];
-        const net_layer *l = &m->net.layers[p->layer];
-        const size_t fan_in = net_weight_count(l) / l->out_c;
-        const double bound = 1.0 / sqrt((double)fan_in);
+        const double bound = 1.0 / sqrt((double)p->spec.fan_in);
         float *host = malloc(p->n * sizeof *host);
         if (!host) {
             rc = AK_ENOMEM;
             break;
         }
-        for (size_t j = 0; j < p->n; j++)
-            host[j] = (float)((2.0 * gsl_rng_uniform(rng) - 1.0) * bound);
+        for (size_t j = 0; j < p->n; j++) {
+            if (p->spec.init == LAYER_INIT_UNIFORM)
+                host[j] = (float)((2.0 * gsl_rng_uniform(rng) - 1.0) * bound);
+            else /* constants draw nothing: the other tensors' values stay the same */
+                host[j] = p->spec.init == LAYER_INIT_ONE ? 1.0f : 0.0f;
+        }
         rc = model_set_param(m, p, host);
         free(host);
     }
@@ -194,13 +211,29 @@ int model_init_weights(model *m, uint64_t seed)
     return rc;
 }
 
-/* The weight and bias tensors layer i computes with, in its run format;
+/* What layer i's kind computes on: its input (the previous output, or its
+ * cast), output, gradients and the parameter tensors in its run format;
  * refresh casts O1's fp32 weights again (forward), backward reuses them. */
-static int forward_weights(model *m, int layer, ak_tensor *w, ak_tensor *bias, bool refresh)
+static int layer_io_of(model *m, int i, size_t rows, bool refresh, layer_io *io)
 {
-    for (int i = 0; i < m->n_params; i++) {
-        model_param *p = &m->params[i];
-        if (p->layer != layer) continue;
+    const net_layer *l = &m->net.layers[i];
+    memset(io, 0, sizeof *io);
+    io->b = m->b;
+    io->l = l;
+    io->rows = rows;
+    /* fp32 GEMMs take tf32 inputs when the plan says so; the low formats
+     * always accumulate in fp32 */
+    io->compute =
+        m->plan.tf32 && m->plan.run[i] == AK_F32 ? AK_COMPUTE_32F_FAST_TF32 : AK_COMPUTE_32F;
+    io->in = layer_input(m, i, rows);
+    io->out = rows_of(m->act[i], rows, net_out_features(l));
+    io->dy = rows_of(m->dact[i], rows, net_out_features(l));
+    io->dx = ak_tensor_none();
+    for (int k = 0; k < LAYER_MAX_TENSORS; k++)
+        io->w[k] = io->dw[k] = ak_tensor_none();
+    for (int k = 0; k < m->n_params; k++) {
+        model_param *p = &m->params[k];
+        if (p->layer != i) continue;
         ak_tensor t;
         if (p->run == AK_F32) {
             t = p->w32;
@@ -211,43 +244,13 @@ static int forward_weights(model *m, int layer, ak_tensor *w, ak_tensor *bias, b
             if (rc) return rc;
             t = p->wcast;
         }
-        *(p->is_bias ? bias : w) = t;
+        io->w[p->slot] = t;
+        io->dw[p->slot] = p->grad_run;
     }
     return 0;
 }
 
-static model_param *param_of(model *m, int layer, bool bias)
-{
-    for (int i = 0; i < m->n_params; i++)
-        if (m->params[i].layer == layer && m->params[i].is_bias == bias) return &m->params[i];
-    return NULL;
-}
-
-/* The compute type of layer i's GEMMs: fp32 ones take tf32 inputs when the
- * plan says so; the low formats always accumulate in fp32. */
-static ak_compute compute_of(const model *m, int i)
-{
-    return m->plan.tf32 && m->plan.run[i] == AK_F32 ? AK_COMPUTE_32F_FAST_TF32 : AK_COMPUTE_32F;
-}
-
-static ak_conv2d conv_shape(const model *m, int i, size_t rows)
-{
-    const net_layer *l = &m->net.layers[i];
-    ak_conv2d c;
-    memset(&c, 0, sizeof c);
-    c.batch = rows;
-    c.in_ch = l->in_c;
-    c.in_h = l->in_h;
-    c.in_w = l->in_w;
-    c.out_ch = l->out_c;
-    c.k_h = c.k_w = l->kernel;
-    c.stride = 1;
-    c.pad = 0;
-    c.compute = compute_of(m, i);
-    return c;
-}
-
-static int forward_layer(model *m, int i, size_t rows)
+static int forward_layer(model *m, int i, size_t rows, bool training)
 {
     const net_layer *l = &m->net.layers[i];
     int rc = 0;
@@ -256,38 +259,10 @@ static int forward_layer(model *m, int i, size_t rows)
         rc = ak_cast(m->b, layer_input(m, i, rows), rows_of(src, rows, net_in_features(l)), NULL);
         if (rc) return rc;
     }
-    const ak_tensor in = layer_input(m, i, rows);
-    const ak_tensor out = rows_of(m->act[i], rows, net_out_features(l));
-    ak_tensor w = ak_tensor_none(), bias = ak_tensor_none();
-    if (net_has_params(l) && (rc = forward_weights(m, i, &w, &bias, true)) != 0) return rc;
-    switch (l->op) {
-    case NET_LINEAR: {
-        ak_gemm_args g;
-        memset(&g, 0, sizeof g);
-        g.trans_b = true; /* y = x W^T: W is (out, in) */
-        g.m = rows;
-        g.n = l->out_c;
-        g.k = l->in_c;
-        g.alpha = 1.0f;
-        g.a = in;
-        g.lda = l->in_c;
-        g.b = w;
-        g.ldb = l->in_c;
-        g.c = out;
-        g.ldc = l->out_c;
-        g.compute = compute_of(m, i);
-        rc = ak_gemm(m->b, &g);
-        if (!rc) rc = ak_bias_add(m->b, out, bias, rows, l->out_c);
-        return rc;
-    }
-    case NET_CONV: {
-        const ak_conv2d c = conv_shape(m, i, rows);
-        return ak_conv2d_forward(m->b, &c, out, in, w, bias);
-    }
-    case NET_RELU: return ak_relu(m->b, out, in);
-    case NET_MAXPOOL: return ak_maxpool2_forward(m->b, rows * l->in_c, l->in_h, l->in_w, out, in);
-    }
-    return AK_EINVAL;
+    layer_io io;
+    rc = layer_io_of(m, i, rows, true, &io);
+    io.training = training;
+    return rc ? rc : l->kind->forward(&io);
 }
 
 static int loss(model *m, size_t rows, const float *scale, bool backward)
@@ -306,75 +281,25 @@ static int backward_layer(model *m, int i, size_t rows)
 {
     const net_layer *l = &m->net.layers[i];
     const ak_dtype run = m->plan.run[i];
-    const ak_tensor in = layer_input(m, i, rows);
-    const ak_tensor dy = rows_of(m->dact[i], rows, net_out_features(l));
+    layer_io io;
+    int rc = layer_io_of(m, i, rows, false, &io);
+    if (rc) return rc;
+    io.training = true;
     /* dx goes straight into the previous layer's gradient when the formats
      * agree, else through dx_tmp and a cast */
-    ak_tensor dx = ak_tensor_none();
     if (i > 0) {
         const size_t n = rows * net_in_features(l);
-        dx = m->plan.run[i - 1] == run ? ak_tensor_of(m->dact[i - 1].data, n, run)
-                                       : ak_tensor_of(m->dx_tmp.data, n, run);
+        io.dx = m->plan.run[i - 1] == run ? ak_tensor_of(m->dact[i - 1].data, n, run)
+                                          : ak_tensor_of(m->dx_tmp.data, n, run);
     }
-    int rc = 0;
-    ak_tensor w = ak_tensor_none(), bias = ak_tensor_none();
-    if (net_has_params(l) && (rc = forward_weights(m, i, &w, &bias, false)) != 0) return rc;
-    model_param *pw = param_of(m, i, false), *pb = param_of(m, i, true);
-    switch (l->op) {
-    case NET_LINEAR: {
-        ak_gemm_args g;
-        memset(&g, 0, sizeof g);
-        g.alpha = 1.0f;
-        g.compute = compute_of(m, i);
-        /* dW (out, in) = dy^T x */
-        g.trans_a = true;
-        g.m = l->out_c;
-        g.n = l->in_c;
-        g.k = rows;
-        g.a = dy;
-        g.lda = l->out_c;
-        g.b = in;
-        g.ldb = l->in_c;
-        g.c = pw->grad_run;
-        g.ldc = l->in_c;
-        rc = ak_gemm(m->b, &g);
-        if (!rc) rc = ak_bias_grad(m->b, pb->grad_run, dy, rows, l->out_c);
-        if (!rc && dx.data) { /* dx (rows, in) = dy W */
-            memset(&g, 0, sizeof g);
-            g.alpha = 1.0f;
-            g.compute = compute_of(m, i);
-            g.m = rows;
-            g.n = l->in_c;
-            g.k = l->out_c;
-            g.a = dy;
-            g.lda = l->out_c;
-            g.b = w;
-            g.ldb = l->in_c;
-            g.c = dx;
-            g.ldc = l->in_c;
-            rc = ak_gemm(m->b, &g);
-        }
-        break;
-    }
-    case NET_CONV: {
-        const ak_conv2d c = conv_shape(m, i, rows);
-        rc = ak_conv2d_backward(m->b, &c, dx, pw->grad_run, pb->grad_run, dy, in, w);
-        break;
-    }
-    case NET_RELU:
-        if (dx.data)
-            rc = ak_relu_backward(m->b, dx, dy, rows_of(m->act[i], rows, net_out_features(l)));
-        break;
-    case NET_MAXPOOL:
-        if (dx.data) rc = ak_maxpool2_backward(m->b, rows * l->in_c, l->in_h, l->in_w, dx, dy, in);
-        break;
-    }
-    if (!rc && dx.data && dx.data == m->dx_tmp.data)
-        rc = ak_cast(m->b, rows_of(m->dact[i - 1], rows, net_in_features(l)), dx, NULL);
-    /* the optimizer's fp32 gradient of a layer that runs in a low format */
-    for (int k = 0; k < 2 && !rc && pw; k++) {
-        model_param *p = k ? pb : pw;
-        if (p->grad.data != p->grad_run.data) rc = ak_cast(m->b, p->grad, p->grad_run, NULL);
+    rc = l->kind->backward(&io);
+    if (!rc && io.dx.data && io.dx.data == m->dx_tmp.data)
+        rc = ak_cast(m->b, rows_of(m->dact[i - 1], rows, net_in_features(l)), io.dx, NULL);
+    /* the optimizer's fp32 gradients of a layer that runs in a low format */
+    for (int k = 0; k < m->n_params && !rc; k++) {
+        model_param *p = &m->params[k];
+        if (p->layer == i && p->grad.data != p->grad_run.data)
+            rc = ak_cast(m->b, p->grad, p->grad_run, NULL);
     }
     return rc;
 }
@@ -383,7 +308,7 @@ int model_forward(model *m, size_t rows)
 {
     if (rows == 0 || rows > m->batch) return AK_EINVAL;
     for (int i = 0; i < m->net.n_layers; i++) {
-        int rc = forward_layer(m, i, rows);
+        int rc = forward_layer(m, i, rows, false);
         if (rc) return rc;
     }
     return loss(m, rows, NULL, false);
@@ -393,7 +318,7 @@ int model_forward_backward(model *m, size_t rows, const float *scale)
 {
     if (rows == 0 || rows > m->batch) return AK_EINVAL;
     for (int i = 0; i < m->net.n_layers; i++) {
-        int rc = forward_layer(m, i, rows);
+        int rc = forward_layer(m, i, rows, true);
         if (rc) return rc;
     }
     int rc = loss(m, rows, scale, true);
@@ -423,7 +348,7 @@ int model_stats(model *m, size_t rows, fpe_format_id target, ak_stats *out)
                                      target, NULL, s + REC_ACTIVATION_GRAD);
         for (int k = 0; k < m->n_params && !rc; k++) {
             const model_param *p = &m->params[k];
-            if (p->layer != i || p->is_bias) continue;
+            if (p->layer != i || !p->spec.stats) continue;
             rc = ak_stats_accumulate(m->b, p->wlow.data ? p->wlow : p->w32, target, NULL,
                                      s + REC_WEIGHT);
             if (!rc) rc = ak_stats_accumulate(m->b, p->grad_run, target, NULL, s + REC_WEIGHT_GRAD);

@@ -1,8 +1,9 @@
 /* model.h: a reference network instantiated on a kernels/ backend: its
  * parameters (in every copy the precision plan asks for), activations and
- * gradients, and the forward and backward passes as sequences of kernel
- * calls.  The training loop (train.c) drives it; tests check its fp32
- * gradients against finite differences.
+ * gradients, and the forward and backward passes: the net's layers in
+ * order, each through its kind's row (layers/layer.h), with the casts the
+ * plan asks for between them.  The training loop (train.c) drives it;
+ * tests check its fp32 gradients against finite differences.
  *
  * Parameter names follow PyTorch ("fc1.weight", "conv2.bias").
  */
@@ -19,7 +20,8 @@
 typedef struct model_param {
     char name[NET_NAME_LEN + 8]; /* "fc1.weight" */
     int layer;
-    bool is_bias;
+    int slot;          /* its place among the layer's tensors (layer_io's w[], dw[]) */
+    layer_tensor spec; /* shape, initialisation, statistics: as the layer's kind says */
     size_t n;
     ak_dtype run;       /* the layer's format */
     ak_tensor w32;      /* fp32 weights (master in O2), or none */
@@ -56,10 +58,11 @@ void model_free(model *m);
 /* Allocates the optimizer state (m for momentum and Adam, v for Adam), zeroed. */
 int model_alloc_optimizer(model *m, bool first_moment, bool second_moment);
 
-/* PyTorch's default initialisation of Linear and Conv2d: weights and biases
- * uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)), drawn on the host from GSL's
- * MT19937 seeded with seed, in parameter order; then every stored copy
- * (w32, and wlow rounded to nearest even) is written. */
+/* Every parameter as its kind initialises it (layer_init: PyTorch's default
+ * for Linear and Conv2d is uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in))),
+ * uniform draws on the host from GSL's MT19937 seeded with seed, in
+ * parameter order; then every stored copy (w32, and wlow rounded to
+ * nearest even) is written. */
 int model_init_weights(model *m, uint64_t seed);
 /* Writes a parameter's value (fp32 host array of p->n) into every stored copy. */
 int model_set_param(model *m, model_param *p, const float *host);
@@ -70,7 +73,8 @@ int model_get_param(model *m, const model_param *p, float *host);
  * into *m->loss (and m->correct for cross-entropy).  With backward, also
  * the gradients of (loss * *scale) w.r.t. every parameter into grad_run,
  * and grad (fp32) where a cast is needed.  scale is in backend memory;
- * NULL means 1. */
+ * NULL means 1.  model_forward is an evaluation, model_forward_backward a
+ * training step (layer_io.training, for the layers that tell them apart). */
 int model_forward(model *m, size_t rows);
 int model_forward_backward(model *m, size_t rows, const float *scale);
 
@@ -85,7 +89,8 @@ int model_grads(const model *m, ak_tensor *grads);
  * and their gradients, the weights as stored in the low format where there
  * is one, the weight gradients as computed.  Gradients are those of the
  * scaled loss, so they are taken at scale 1 (what a cast of them to the
- * target format does at the scale held).  Biases are left out. */
+ * target format does at the scale held).  Of the weights, only the tensors
+ * whose layer_tensor says stats (not the biases). */
 int model_stats(model *m, size_t rows, fpe_format_id target, ak_stats *out);
 
 #endif

@@ -5,14 +5,60 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Appends a layer reading the previous layer's output (or the input). */
-static net_layer *add(net_def *net, net_op op, const char *name)
+/* A layer of a net's description: its kind, name and hyperparameters. */
+typedef struct net_row {
+    const layer_kind *kind;
+    const char *name;
+    size_t out_c, kernel; /* linear and conv2d: output features or channels; conv2d's kernel */
+} net_row;
+
+/* The nets' descriptions, one layer a line: kind, name, out_c, kernel. */
+/* clang-format off */
+static const net_row lenet5_rows[] = {
+    {&layer_conv2d,   "conv1", 6,   5},
+    {&layer_relu,     "relu1", 0,   0},
+    {&layer_maxpool2, "pool1", 0,   0},
+    {&layer_conv2d,   "conv2", 16,  5},
+    {&layer_relu,     "relu2", 0,   0},
+    {&layer_maxpool2, "pool2", 0,   0},
+    {&layer_linear,   "fc1",   120, 0},
+    {&layer_relu,     "relu3", 0,   0},
+    {&layer_linear,   "fc2",   84,  0},
+    {&layer_relu,     "relu4", 0,   0},
+    {&layer_linear,   "fc3",   10,  0},
+};
+static const net_row mlp_rows[] = {
+    {&layer_linear, "fc1",   256, 0},
+    {&layer_relu,   "relu1", 0,   0},
+    {&layer_linear, "fc2",   256, 0},
+    {&layer_relu,   "relu2", 0,   0},
+    {&layer_linear, "fc3",   10,  0},
+};
+/* clang-format on */
+
+/* The nets of a fixed size: one input sample, the loss, the layers. */
+static const struct {
+    const char *name;
+    size_t in_c, in_h, in_w;
+    net_loss loss;
+    const net_row *rows;
+    int n_rows;
+} fixed_nets[] = {
+    /* Fashion-MNIST zero-padded to 32 x 32 */
+    {"lenet5", 1, 32, 32, NET_XENT, lenet5_rows, (int)(sizeof lenet5_rows / sizeof lenet5_rows[0])},
+    {"mlp", 784, 1, 1, NET_XENT, mlp_rows, (int)(sizeof mlp_rows / sizeof mlp_rows[0])},
+};
+
+int net_append(net_def *net, const layer_kind *kind, const char *name, size_t out_c, size_t kernel,
+               char *msg, size_t msg_len)
 {
-    net_layer *l = &net->layers[net->n_layers++];
+    if (net->n_layers == NET_MAX_LAYERS)
+        return an_fail(msg, msg_len, -1, "%s has more than %d layers", net->name, NET_MAX_LAYERS);
+    net_layer *l = &net->layers[net->n_layers];
     memset(l, 0, sizeof *l);
-    l->op = op;
+    l->kind = kind;
     snprintf(l->name, sizeof l->name, "%s", name);
-    if (net->n_layers == 1) {
+    if (net->n_layers == 0) {
         l->in_c = net->in_c;
         l->in_h = net->in_h;
         l->in_w = net->in_w;
@@ -22,44 +68,14 @@ static net_layer *add(net_def *net, net_op op, const char *name)
         l->in_h = p->out_h;
         l->in_w = p->out_w;
     }
-    l->out_c = l->in_c;
-    l->out_h = l->in_h;
-    l->out_w = l->in_w;
-    return l;
-}
-
-static void linear(net_def *net, const char *name, size_t out)
-{
-    net_layer *l = add(net, NET_LINEAR, name);
-    l->in_c = l->in_c * l->in_h * l->in_w; /* flattened NCHW */
-    l->in_h = l->in_w = 1;
-    l->out_c = out;
-    l->out_h = l->out_w = 1;
-}
-
-static void conv(net_def *net, const char *name, size_t out, size_t kernel)
-{
-    net_layer *l = add(net, NET_CONV, name);
+    l->out_c = out_c;
     l->kernel = kernel;
-    l->out_c = out;
-    l->out_h = l->in_h - kernel + 1;
-    l->out_w = l->in_w - kernel + 1;
-}
-
-static void relu(net_def *net, int index)
-{
-    char name[NET_NAME_LEN];
-    snprintf(name, sizeof name, "relu%d", index);
-    add(net, NET_RELU, name);
-}
-
-static void pool(net_def *net, int index)
-{
-    char name[NET_NAME_LEN];
-    snprintf(name, sizeof name, "pool%d", index);
-    net_layer *l = add(net, NET_MAXPOOL, name);
-    l->out_h = l->in_h / 2;
-    l->out_w = l->in_w / 2;
+    if (kind->shape(l) != 0)
+        return an_fail(msg, msg_len, -1, "%s: %s %s cannot take a %zu x %zu x %zu input", net->name,
+                       kind->name, name, l->in_c, l->in_h, l->in_w);
+    net->n_layers++;
+    net->outputs = net_out_features(l);
+    return 0;
 }
 
 const char *net_names(void) { return "simplenet, lenet5, mlp"; }
@@ -71,6 +87,7 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
     const int depth = size && size->depth ? size->depth : 0;
     if (!name) return an_fail(msg, msg_len, -1, "no net given (expected %s)", net_names());
     snprintf(net->name, sizeof net->name, "%s", name);
+    int rc = 0;
     if (strcmp(name, "simplenet") == 0) {
         const size_t w = width ? width : 4096;
         const int d = depth ? depth : 3;
@@ -81,57 +98,46 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
         net->in_c = w;
         net->in_h = net->in_w = 1;
         net->loss = NET_MSE;
-        for (int i = 1; i <= d; i++) {
-            char layer[NET_NAME_LEN];
-            snprintf(layer, sizeof layer, "fc%d", i);
-            linear(net, layer, w);
-            if (i < d) relu(net, i);
+        for (int i = 1; i <= d && !rc; i++) {
+            char fc[NET_NAME_LEN], relu[NET_NAME_LEN];
+            snprintf(fc, sizeof fc, "fc%d", i);
+            snprintf(relu, sizeof relu, "relu%d", i);
+            rc = net_append(net, &layer_linear, fc, w, 0, msg, msg_len);
+            if (!rc && i < d) rc = net_append(net, &layer_relu, relu, 0, 0, msg, msg_len);
         }
-    } else if (strcmp(name, "lenet5") == 0 || strcmp(name, "mlp") == 0) {
+    } else {
+        int f = -1;
+        for (int i = 0; i < (int)(sizeof fixed_nets / sizeof fixed_nets[0]); i++)
+            if (strcmp(name, fixed_nets[i].name) == 0) f = i;
+        if (f < 0)
+            return an_fail(msg, msg_len, -1, "unknown net '%s' (expected %s)", name, net_names());
         if (width || depth)
             return an_fail(msg, msg_len, -1, "--width and --depth apply to simplenet only, not %s",
                            name);
-        net->loss = NET_XENT;
-        if (name[0] == 'l') {
-            net->in_c = 1;
-            net->in_h = net->in_w = 32; /* Fashion-MNIST zero-padded to 32 x 32 */
-            conv(net, "conv1", 6, 5);
-            relu(net, 1);
-            pool(net, 1);
-            conv(net, "conv2", 16, 5);
-            relu(net, 2);
-            pool(net, 2);
-            linear(net, "fc1", 120);
-            relu(net, 3);
-            linear(net, "fc2", 84);
-            relu(net, 4);
-            linear(net, "fc3", 10);
-        } else {
-            net->in_c = 784;
-            net->in_h = net->in_w = 1;
-            linear(net, "fc1", 256);
-            relu(net, 1);
-            linear(net, "fc2", 256);
-            relu(net, 2);
-            linear(net, "fc3", 10);
+        net->loss = fixed_nets[f].loss;
+        net->in_c = fixed_nets[f].in_c;
+        net->in_h = fixed_nets[f].in_h;
+        net->in_w = fixed_nets[f].in_w;
+        for (int i = 0; i < fixed_nets[f].n_rows && !rc; i++) {
+            const net_row *r = &fixed_nets[f].rows[i];
+            rc = net_append(net, r->kind, r->name, r->out_c, r->kernel, msg, msg_len);
         }
-    } else {
-        return an_fail(msg, msg_len, -1, "unknown net '%s' (expected %s)", name, net_names());
     }
-    net->outputs = net_out_features(&net->layers[net->n_layers - 1]);
-    return 0;
+    return rc;
 }
 
-bool net_has_params(const net_layer *l) { return l->op == NET_LINEAR || l->op == NET_CONV; }
+bool net_has_params(const net_layer *l) { return net_param_count(l) > 0; }
 
-size_t net_weight_count(const net_layer *l)
+size_t net_param_count(const net_layer *l)
 {
-    if (l->op == NET_LINEAR) return l->out_c * l->in_c;
-    if (l->op == NET_CONV) return l->out_c * l->in_c * l->kernel * l->kernel;
-    return 0;
+    layer_tensor t[LAYER_MAX_TENSORS];
+    const int n = l->kind->tensors(l, t);
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        if (t[i].trainable) total += layer_tensor_size(&t[i]);
+    return total;
 }
 
-size_t net_bias_count(const net_layer *l) { return net_has_params(l) ? l->out_c : 0; }
 size_t net_in_features(const net_layer *l) { return l->in_c * l->in_h * l->in_w; }
 size_t net_out_features(const net_layer *l) { return l->out_c * l->out_h * l->out_w; }
 
@@ -143,7 +149,20 @@ int net_find_layer(const net_def *net, const char *name)
 }
 
 /* ---- precision ------------------------------------------------------------------ */
-static const char *const op_names[4] = {"linear", "conv", "relu", "maxpool"};
+/* "linear, conv, relu, maxpool": the op classes of the table, each once. */
+static void op_classes(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < layer_count; i++) {
+        bool seen = false;
+        for (int j = 0; j < i; j++)
+            seen = seen || strcmp(layer_table[j]->op_class, layer_table[i]->op_class) == 0;
+        if (!seen && used < len)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+                                     layer_table[i]->op_class);
+    }
+}
 
 const char *prec_mode_name(prec_mode m)
 {
@@ -163,7 +182,10 @@ void prec_options_default(prec_options *o, prec_mode mode, ak_dtype low)
     memset(o, 0, sizeof *o);
     o->mode = mode;
     o->low = low;
-    o->white[NET_LINEAR] = o->white[NET_CONV] = true; /* GEMM-based ops, as autocast */
+    for (int k = 0; k < layer_count; k++) { /* GEMM-based ops are white, as in autocast */
+        o->white[k] = layer_table[k]->prec == LAYER_PREC_LOW;
+        o->black[k] = layer_table[k]->prec == LAYER_PREC_FP32;
+    }
 }
 
 int prec_edit_list(prec_options *o, const char *list, bool white, char *msg, size_t msg_len)
@@ -172,15 +194,20 @@ int prec_edit_list(prec_options *o, const char *list, bool white, char *msg, siz
     while (p && *p) {
         const char *end = strchr(p, ',');
         const size_t len = end ? (size_t)(end - p) : strlen(p);
-        int op = -1;
-        for (int i = 0; i < 4; i++)
-            if (strlen(op_names[i]) == len && strncmp(p, op_names[i], len) == 0) op = i;
-        if (op < 0)
-            return an_fail(msg, msg_len, -1,
-                           "unknown op '%.*s' in --%s-list (expected linear, conv, relu, maxpool)",
-                           (int)len, p, white ? "white" : "black");
-        o->white[op] = white;
-        o->black[op] = !white;
+        bool known = false;
+        for (int k = 0; k < layer_count; k++) {
+            const char *op = layer_table[k]->op_class;
+            if (strlen(op) != len || strncmp(p, op, len) != 0) continue;
+            known = true;
+            o->white[k] = white;
+            o->black[k] = !white;
+        }
+        if (!known) {
+            char expected[256];
+            op_classes(expected, sizeof expected);
+            return an_fail(msg, msg_len, -1, "unknown op '%.*s' in --%s-list (expected %s)",
+                           (int)len, p, white ? "white" : "black", expected);
+        }
         p = end ? end + 1 : NULL;
     }
     return 0;
@@ -230,15 +257,16 @@ void prec_plan_make(const prec_options *o, const net_def *net, prec_plan *plan)
     ak_dtype prev = AK_F32; /* the format the previous layer's output is in */
     for (int i = 0; i < net->n_layers; i++) {
         const net_layer *l = &net->layers[i];
+        const int k = layer_index(l->kind);
         ak_dtype run;
         switch (o->mode) {
         case PREC_O0: run = AK_F32; break;
         case PREC_O1:
             /* autocast: listed ops are cast, the others run in their input's format */
-            run = o->white[l->op] ? o->low : o->black[l->op] ? AK_F32 : prev;
+            run = o->white[k] ? o->low : o->black[k] ? AK_F32 : prev;
             break;
         default: /* O2, O3: the whole model in the low format */
-            run = o->black[l->op] ? AK_F32 : o->low;
+            run = o->black[k] ? AK_F32 : o->low;
             break;
         }
         if (o->pinned[i]) run = AK_F32;

@@ -1,6 +1,8 @@
 /* nets.h: the reference networks as lists of layers, with PyTorch's
  * parameter names and layouts (fc1.weight is (out, in); conv weights are
  * OIHW), and the precision plan that says in which format each layer runs.
+ * A layer is a row of the layer table (layers/layer.h) plus its geometry;
+ * nothing here knows one kind of layer from another.
  *
  *   simplenet  the PaddlePaddle AMP tutorial's net: depth x Linear(width ->
  *              width), ReLU between them, MSE loss (fc1, fc2, fc3)
@@ -16,18 +18,20 @@
 #include <stddef.h>
 
 #include "kernels.h"
+#include "layer.h"
 
-typedef enum net_op { NET_LINEAR, NET_CONV, NET_RELU, NET_MAXPOOL } net_op;
 typedef enum net_loss { NET_XENT, NET_MSE } net_loss;
 
 #define NET_MAX_LAYERS 32
 #define NET_NAME_LEN   16
 
-/* One layer.  Shapes are per sample: (channels, height, width); a linear
- * layer's features are channels with height = width = 1, and a linear layer
- * after a conv reads the NCHW activations flattened. */
+/* One layer: its kind (a row of the layer table) and its geometry.  Shapes
+ * are per sample: (channels, height, width); a linear layer's features are
+ * channels with height = width = 1, and a linear layer after a conv reads
+ * the NCHW activations flattened.  out_c and kernel are the
+ * hyperparameters a net gives; the kind's shape() sets the rest. */
 typedef struct net_layer {
-    net_op op;
+    const layer_kind *kind;
     char name[NET_NAME_LEN]; /* "fc1", "conv2"; "relu3", "pool1" for the others */
     size_t in_c, in_h, in_w;
     size_t out_c, out_h, out_w;
@@ -54,10 +58,16 @@ typedef struct net_size {
  * (unknown name, impossible size). */
 int net_build(const char *name, const net_size *size, net_def *net, char *msg, size_t msg_len);
 const char *net_names(void); /* "simplenet, lenet5, mlp" */
+/* Appends a layer of the given kind reading the last layer's output (or
+ * the net's input: set in_c, in_h, in_w first) with the hyperparameters
+ * out_c and kernel (0 where the kind has none); its kind gives the output
+ * shape, which becomes the net's outputs.  Returns 0, or -1 with the reason
+ * in msg (too many layers, a shape the kind cannot take). */
+int net_append(net_def *net, const layer_kind *kind, const char *name, size_t out_c, size_t kernel,
+               char *msg, size_t msg_len);
 
-bool net_has_params(const net_layer *l); /* linear and conv */
-size_t net_weight_count(const net_layer *l);
-size_t net_bias_count(const net_layer *l);
+bool net_has_params(const net_layer *l);     /* trainable tensors (linear and conv) */
+size_t net_param_count(const net_layer *l);  /* elements of its trainable tensors */
 size_t net_in_features(const net_layer *l);  /* in_c in_h in_w */
 size_t net_out_features(const net_layer *l); /* out_c out_h out_w */
 /* The index of the layer named name, or -1. */
@@ -81,13 +91,14 @@ typedef struct prec_plan {
 } prec_plan;
 
 /* Op lists, as in autocast: white-listed ops run in the low format from O1
- * on; black-listed ones in fp32.  Names: "linear", "conv" (white by
- * default), "relu", "maxpool" (run in their input's format unless listed). */
+ * on; black-listed ones in fp32.  Names are the layer table's op classes
+ * ("linear", "conv", "relu", "maxpool"); each row's prec says where it is
+ * by default (linear and conv white, the others in their input's format). */
 typedef struct prec_options {
     prec_mode mode;
     ak_dtype low;
-    bool white[4], black[4];     /* indexed by net_op */
-    bool pinned[NET_MAX_LAYERS]; /* --layer-precision NAME=fp32 */
+    bool white[LAYER_MAX_KINDS], black[LAYER_MAX_KINDS]; /* indexed by layer_index */
+    bool pinned[NET_MAX_LAYERS];                         /* --layer-precision NAME=fp32 */
     /* fp32 GEMMs and convolutions round their inputs to tf32 (PyTorch's
      * allow_tf32, cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32); off by default */
     bool tf32;
