@@ -1,5 +1,5 @@
-/* cast.c: ak_cast and ak_scale, validated here for both backends.  The
- * element math is in elem/cast.h; cpu/cast.c and cuda/cast.cu run it. */
+/* cast.c: ak_cast, validated here for both backends.  The element math is
+ * in elem/cast.h; cpu/cast.c and cuda/cast.cu run it. */
 #include "backend.h"
 
 /* Do the byte ranges [a, a + an) and [b, b + bn) share a byte? */
@@ -22,14 +22,4 @@ int ak_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *r)
                        ak_dtype_name(dst.dtype), dst.data, ak_dtype_name(src.dtype), src.data);
     const ak_rounding rne = ak_rounding_rne();
     return b->ops->cast(b, dst, src, r ? r : &rne);
-}
-
-int ak_scale(ak_backend *b, ak_tensor x, const float *factor)
-{
-    AK_BEGIN(b);
-    int rc = ak_check_tensor(b, "ak_scale", "x", x, AK_ANY_N);
-    if (rc) return rc;
-    rc = ak_check_ptr(b, "ak_scale", "factor", factor, sizeof(float));
-    if (rc || x.n == 0) return rc;
-    return b->ops->scale(b, x, factor);
 }
