@@ -2,7 +2,6 @@
  * in elem/cast.h; cpu/cast.c and cuda/cast.cu run it. */
 #include "backend.h"
 
-/* Do the byte ranges [a, a + an) and [b, b + bn) share a byte? */
 int ak_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *r)
 {
     AK_BEGIN(b);
@@ -17,7 +16,7 @@ int ak_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *r)
     if (dst.dtype == src.dtype && dst.data == src.data) return AK_OK; /* a copy onto itself */
     /* an element would be read after another one was written over it */
     if (ak_overlap(dst.data, dst.n * ak_dtype_size(dst.dtype), src.data,
-                src.n * ak_dtype_size(src.dtype)))
+                   src.n * ak_dtype_size(src.dtype)))
         return ak_fail(b, AK_EINVAL, "ak_cast", "dst (%s at %p) and src (%s at %p) overlap",
                        ak_dtype_name(dst.dtype), dst.data, ak_dtype_name(src.dtype), src.data);
     const ak_rounding rne = ak_rounding_rne();
