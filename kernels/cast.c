@@ -1,8 +1,7 @@
-/* cast.c: ak_cast and ak_scale, validated here for both backends.  The
- * element math is in elem/cast.h; cpu/cast.c and cuda/cast.cu run it. */
+/* cast.c: ak_cast, validated here for both backends.  The element math is
+ * in elem/cast.h; cpu/cast.c and cuda/cast.cu run it. */
 #include "backend.h"
 
-/* Do the byte ranges [a, a + an) and [b, b + bn) share a byte? */
 int ak_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *r)
 {
     AK_BEGIN(b);
@@ -17,19 +16,9 @@ int ak_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *r)
     if (dst.dtype == src.dtype && dst.data == src.data) return AK_OK; /* a copy onto itself */
     /* an element would be read after another one was written over it */
     if (ak_overlap(dst.data, dst.n * ak_dtype_size(dst.dtype), src.data,
-                src.n * ak_dtype_size(src.dtype)))
+                   src.n * ak_dtype_size(src.dtype)))
         return ak_fail(b, AK_EINVAL, "ak_cast", "dst (%s at %p) and src (%s at %p) overlap",
                        ak_dtype_name(dst.dtype), dst.data, ak_dtype_name(src.dtype), src.data);
     const ak_rounding rne = ak_rounding_rne();
     return b->ops->cast(b, dst, src, r ? r : &rne);
-}
-
-int ak_scale(ak_backend *b, ak_tensor x, const float *factor)
-{
-    AK_BEGIN(b);
-    int rc = ak_check_tensor(b, "ak_scale", "x", x, AK_ANY_N);
-    if (rc) return rc;
-    rc = ak_check_ptr(b, "ak_scale", "factor", factor, sizeof(float));
-    if (rc || x.n == 0) return rc;
-    return b->ops->scale(b, x, factor);
 }

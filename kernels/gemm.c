@@ -42,7 +42,7 @@
  * and S'_ij = |alpha| sum_l |a_il b_lj| over the unrounded fp32 inputs;
  * e_in = 0 for 32F and 16F.  NaN positions and the signs of infinities
  * agree exactly where no finite partial sum overflows.
- * tests/kernels/gpu_gemm.c checks exactly this bound.
+ * tests/kernels/gpu_cases_gemm.c checks exactly this bound.
  */
 #include <limits.h>
 #include <string.h>

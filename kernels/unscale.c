@@ -1,6 +1,6 @@
-/* unscale.c: ak_unscale_check, validated here for both backends.  The
- * element math is ak_scale's (elem/cast.h); cpu/unscale.c and
- * cuda/unscale.cu run it over the list. */
+/* unscale.c: ak_scale and ak_unscale_check, validated here for both
+ * backends.  The element math is in elem/unscale.h; cpu/unscale.c and
+ * cuda/unscale.cu run it (ak_unscale_check over the whole list). */
 #include <stdio.h>
 
 #include "backend.h"
@@ -26,4 +26,14 @@ int ak_unscale_check(ak_backend *b, const ak_tensor *grads, size_t count, const 
     }
     if (!any_elements) return AK_OK;
     return b->ops->unscale_check(b, grads, count, inv_scale, found_inf);
+}
+
+int ak_scale(ak_backend *b, ak_tensor x, const float *factor)
+{
+    AK_BEGIN(b);
+    int rc = ak_check_tensor(b, "ak_scale", "x", x, AK_ANY_N);
+    if (rc) return rc;
+    rc = ak_check_ptr(b, "ak_scale", "factor", factor, sizeof(float));
+    if (rc || x.n == 0) return rc;
+    return b->ops->scale(b, x, factor);
 }

@@ -1,4 +1,4 @@
-/* cpu/cast.c: casts and scaling on the host.
+/* cpu/cast.c: casts on the host.
  *
  * fp32 -> fp16/bf16 runs the emulator's array routine, whose element i is
  * fpe_convert_k with sr_index env.sr_index + i: the same bits as the
@@ -51,12 +51,5 @@ int ak_cpu_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const ak_rounding *
         cast16(FPE_FMT_F16, FPE_FMT_BF16, dst.data, src.data, src.n, *r);
     else
         cast16(FPE_FMT_BF16, FPE_FMT_F16, dst.data, src.data, src.n, *r);
-    return AK_OK;
-}
-
-int ak_cpu_scale(ak_backend *b, ak_tensor x, const float *factor)
-{
-    (void)b;
-    ak_scale_span((fpe_format_id)x.dtype, x.data, 0, x.n, 1, ak_factor_of(*factor), true);
     return AK_OK;
 }

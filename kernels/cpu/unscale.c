@@ -1,7 +1,7 @@
-/* cpu/unscale.c: the fused unscale + finite check on the host, one pass per
- * tensor through elem/cast.h. */
+/* cpu/unscale.c: scaling and the fused unscale + finite check on the host,
+ * one pass per tensor through elem/unscale.h. */
 #include "backend.h"
-#include "elem/cast.h"
+#include "elem/unscale.h"
 
 /* fp32 gradients with a finite factor: a chunk without infinities or NaNs
  * cannot produce a NaN product, so ak_scale_f32_k is the hardware product
@@ -44,5 +44,12 @@ int ak_cpu_unscale_check(ak_backend *b, const ak_tensor *grads, size_t count,
             nonfinite |= ak_scale_span((fpe_format_id)grads[t].dtype, grads[t].data, 0, grads[t].n,
                                        1, k, scale);
     if (nonfinite) *found_inf = 1.0f;
+    return AK_OK;
+}
+
+int ak_cpu_scale(ak_backend *b, ak_tensor x, const float *factor)
+{
+    (void)b;
+    ak_scale_span((fpe_format_id)x.dtype, x.data, 0, x.n, 1, ak_factor_of(*factor), true);
     return AK_OK;
 }

@@ -1,5 +1,5 @@
-/* cuda/cast.cu: casts and scaling on the GPU, one thread per element through
- * the element code of elem/cast.h (the cpu backend's functions). */
+/* cuda/cast.cu: casts on the GPU, one thread per element through the
+ * element code of elem/cast.h (the cpu backend's functions). */
 #include "cuda_backend.h"
 #include "elem/cast.h"
 
@@ -76,20 +76,4 @@ extern "C" int ak_cuda_cast(ak_backend *b, ak_tensor dst, ak_tensor src, const a
     }
     return ak_fail(b, AK_EUNSUPPORTED, "ak_cast", "%s -> %s", ak_dtype_name(src.dtype),
                    ak_dtype_name(dst.dtype));
-}
-
-/* x *= *factor, the factor read on the device. */
-__global__ void scale_kernel(void *x, size_t n, int dtype, const float *factor)
-{
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    ak_scale_span((fpe_format_id)dtype, x, blockIdx.x * (size_t)blockDim.x + threadIdx.x, n, stride,
-                  ak_factor_of(*factor), true);
-}
-
-extern "C" int ak_cuda_scale(ak_backend *b, ak_tensor x, const float *factor)
-{
-    const unsigned grid = ak_grid(b, x.n, AK_CUDA_BLOCK);
-    scale_kernel<<<grid, AK_CUDA_BLOCK, 0, ak_stream(b)>>>(x.data, x.n, (int)x.dtype, factor);
-    AK_CUDA_LAUNCHED(b, "ak_scale", "scale_kernel");
-    return AK_OK;
 }

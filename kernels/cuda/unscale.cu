@@ -1,5 +1,6 @@
-/* cuda/unscale.cu: the fused unscale + finite check as one multi-tensor
- * kernel, as PyTorch's multi_tensor_apply does it.
+/* cuda/unscale.cu: ak_scale, one thread per element, and the fused unscale +
+ * finite check as one multi-tensor kernel, as PyTorch's multi_tensor_apply
+ * does it.
  *
  * A launch takes a table of up to MT_TENSORS tensors by value (a kernel
  * parameter, so queuing it needs no copy and no host wait); longer lists
@@ -9,7 +10,7 @@
  * or a NaN stores 1.0f to *found_inf: every such store writes the same
  * value, so the race between them is harmless, and nothing ever clears it. */
 #include "cuda_backend.h"
-#include "elem/cast.h"
+#include "elem/unscale.h"
 
 #define MT_TENSORS 128
 #define MT_CHUNK   16384
@@ -75,5 +76,21 @@ extern "C" int ak_cuda_unscale_check(ak_backend *b, const ak_tensor *grads, size
         }
     }
     if (tab.count > 0) return launch(b, &tab, chunks, inv_scale, found_inf);
+    return AK_OK;
+}
+
+/* x *= *factor, the factor read on the device. */
+__global__ void scale_kernel(void *x, size_t n, int dtype, const float *factor)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    ak_scale_span((fpe_format_id)dtype, x, blockIdx.x * (size_t)blockDim.x + threadIdx.x, n, stride,
+                  ak_factor_of(*factor), true);
+}
+
+extern "C" int ak_cuda_scale(ak_backend *b, ak_tensor x, const float *factor)
+{
+    const unsigned grid = ak_grid(b, x.n, AK_CUDA_BLOCK);
+    scale_kernel<<<grid, AK_CUDA_BLOCK, 0, ak_stream(b)>>>(x.data, x.n, (int)x.dtype, factor);
+    AK_CUDA_LAUNCHED(b, "ak_scale", "scale_kernel");
     return AK_OK;
 }

@@ -14,6 +14,7 @@
 
 #include "cast.h"
 #include "layers.h"
+#include "unscale.h"
 
 /* ---- accumulation ------------------------------------------------------------ */
 /* x + y (formats fx, fy), the exact sum rounded once to fy, to nearest even.

@@ -1,4 +1,4 @@
-/* ref_conv.c: the convolution references of test_conv and gpu_conv (see ref_conv.h). */
+/* ref_conv.c: the convolution references of test_conv and gpu_cases_conv (see ref_conv.h). */
 #include "ref_conv.h"
 
 #include <check.h>

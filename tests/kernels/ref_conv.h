@@ -1,4 +1,4 @@
-/* ref_conv.h: what test_conv.c and gpu_conv.c share: the geometry, a
+/* ref_conv.h: what test_conv.c and gpu_cases_conv.c share: the geometry, a
  * direct double-precision convolution whose sums of |products| give the
  * error bounds, and host tensors. */
 #ifndef AMPSCOPE_TESTS_REF_CONV_H

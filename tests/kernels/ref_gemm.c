@@ -1,4 +1,4 @@
-/* ref_gemm.c: the cases and host matrices of test_gemm and gpu_gemm (see ref_gemm.h). */
+/* ref_gemm.c: the cases and host matrices of test_gemm and gpu_cases_gemm (see ref_gemm.h). */
 #include "ref_gemm.h"
 
 #include <check.h>

@@ -1,4 +1,4 @@
-/* ref_gemm.h: what test_gemm.c and gpu_gemm.c share: the cases and their
+/* ref_gemm.h: what test_gemm.c and gpu_cases_gemm.c share: the cases and their
  * host matrices (the compute types' rounding is in kt.h). */
 #ifndef AMPSCOPE_TESTS_REF_GEMM_H
 #define AMPSCOPE_TESTS_REF_GEMM_H
@@ -13,8 +13,8 @@ typedef struct ref_gcase {
     float alpha, beta;
     bool nan_c;    /* C starts as NaNs (with beta == 0 they must vanish) */
     bool specials; /* NaN and infinities planted in A and B */
-    bool exact;    /* gpu_gemm: cuda and cpu must agree bit for bit */
-    double scale;  /* gpu_gemm: |inputs| < scale (0: 4) */
+    bool exact;    /* gpu_cases_gemm: cuda and cpu must agree bit for bit */
+    double scale;  /* gpu_cases_gemm: |inputs| < scale (0: 4) */
     uint64_t seed;
 } ref_gcase;
 

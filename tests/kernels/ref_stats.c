@@ -1,4 +1,4 @@
-/* ref_stats.c: running ak_stats_accumulate for test_stats and gpu_stats (see ref_stats.h). */
+/* ref_stats.c: running ak_stats_accumulate for test_stats and gpu_cases_stats (see ref_stats.h). */
 #include "ref_stats.h"
 
 #include <check.h>

@@ -1,4 +1,4 @@
-/* ref_stats.h: what test_stats.c and gpu_stats.c share. */
+/* ref_stats.h: what test_stats.c and gpu_cases_stats.c share. */
 #ifndef AMPSCOPE_TESTS_REF_STATS_H
 #define AMPSCOPE_TESTS_REF_STATS_H
 

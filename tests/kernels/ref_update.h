@@ -1,4 +1,4 @@
-/* ref_update.h: what test_update.c and gpu_update.c share: parameter
+/* ref_update.h: what test_update.c and gpu_cases_update.c share: parameter
  * layouts, the default optimizer configuration, one backend's tensors and
  * scalars of a parameter, and the comparison of loss records. */
 #ifndef AMPSCOPE_TESTS_REF_UPDATE_H

@@ -29,7 +29,8 @@ START_TEST(fill_rounds_once)
     ck_assert_int_eq(ak_fill(b, h.t, 65520.0), AK_OK); /* ties to even: overflows to inf */
     uint16_t hv[5];
     kt_buf_download(&h, hv);
-    for (int i = 0; i < 5; i++) ck_assert_uint_eq(hv[i], 0x7C00);
+    for (int i = 0; i < 5; i++)
+        ck_assert_uint_eq(hv[i], 0x7C00);
     ck_assert_int_eq(ak_fill(b, h.t, 1.0 / 3.0), AK_OK);
     kt_buf_download(&h, hv);
     ck_assert_uint_eq(hv[4], 0x3555); /* 1/3 in fp16, hand-rounded: 0x3555 = 0.33325 */
@@ -72,17 +73,42 @@ START_TEST(copies)
     ak_backend *b = kt_open_cpu();
     kt_buf x = kt_buf_alloc(b, 100, AK_F32), y = kt_buf_alloc(b, 100, AK_F32);
     float in[100], out[100];
-    for (int i = 0; i < 100; i++) in[i] = (float)i * 0.5f;
+    for (int i = 0; i < 100; i++)
+        in[i] = (float)i * 0.5f;
     kt_buf_upload(&x, in);
     ck_assert_int_eq(ak_copy(b, y.t.data, x.t.data, sizeof in), AK_OK);
     kt_buf_download(&y, out);
     ck_assert_int_eq(memcmp(in, out, sizeof in), 0);
     ck_assert_int_eq(ak_zero(b, y.t.data, sizeof in), AK_OK);
     kt_buf_download(&y, out);
-    for (int i = 0; i < 100; i++) ck_assert(out[i] == 0.0f);
+    for (int i = 0; i < 100; i++)
+        ck_assert(out[i] == 0.0f);
     ck_assert(kt_buf_guards_ok(&x) && kt_buf_guards_ok(&y));
     kt_buf_free(&x);
     kt_buf_free(&y);
+    ak_close(b);
+}
+END_TEST
+
+/* ak_alloc, ak_to_device and ak_to_host move bytes unchanged, at odd
+ * offsets and lengths; ak_free takes the memory back. */
+START_TEST(round_trip)
+{
+    ak_backend *b = kt_open_cpu();
+    unsigned char in[1003], out[1003];
+    for (size_t i = 0; i < sizeof in; i++)
+        in[i] = (unsigned char)(i * 131 + 7);
+    void *p = NULL;
+    ck_assert_int_eq(ak_alloc(b, sizeof in + 1, &p), AK_OK);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(ak_to_device(b, (char *)p + 1, in, sizeof in), AK_OK);
+    memset(out, 0, sizeof out);
+    ck_assert_int_eq(ak_to_host(b, out, (char *)p + 1, sizeof in), AK_OK);
+    ck_assert_int_eq(memcmp(in, out, sizeof in), 0);
+    ck_assert_int_eq(ak_to_device(b, p, NULL, 0), AK_OK); /* nothing to copy */
+    ck_assert_int_eq(ak_to_device(b, p, NULL, 4), AK_EINVAL);
+    ck_assert_msg(strstr(ak_error(b), "ak_to_device: src is NULL") != NULL, "%s", ak_error(b));
+    ck_assert_int_eq(ak_free(b, p), AK_OK);
     ak_close(b);
 }
 END_TEST
@@ -95,6 +121,7 @@ int main(void)
     tcase_add_test(tc, fill_rounds_once);
     tcase_add_test(tc, bad_arguments_named);
     tcase_add_test(tc, copies);
+    tcase_add_test(tc, round_trip);
     suite_add_tcase(s, tc);
     return ts_run_suite(s);
 }

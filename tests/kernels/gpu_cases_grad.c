@@ -1,4 +1,4 @@
-/* gpu_grad: ak_accumulate, ak_sum_squares and ak_clip_by_norm on the cuda
+/* gpu_cases_grad: ak_accumulate, ak_sum_squares and ak_clip_by_norm on the cuda
  * backend against the cpu backend.  accumulate and clip_by_norm (given the
  * same *sumsq) must agree bit for bit, coefficient included; the sums of
  * squares to the relative 1e-12 of kernels/grad.c, with NaN and infinity
@@ -8,16 +8,21 @@
 #include <check.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_main.h"
-#include "kt.h"
+#include "gpu_ops.h"
 
 /* Both backends, open during each test (kt_open_both_around). */
 static ak_backend *cpu, *gpu;
 
-#define SUM_BOUND 1e-12 /* kernels/grad.c: relative, cuda against cpu */
+/* The sums of squares: relative 1e-12, NaN and infinity exactly. */
+#define SUM_CMP                                                                                    \
+    {                                                                                              \
+        GO_REL, 0, 0, 1e-12, false, false, "kernels/grad.c: relative 1e-12"                        \
+    }
+static const go_cmp sum_cmp = SUM_CMP;
 
 /* ---- host contents ------------------------------------------------------------- */
 /* n elements of dt, packed: the kt_fill mix (every class of pattern), made
@@ -178,8 +183,8 @@ static void sum_both(twins *l, double start, int calls, double *c, double *g)
 
 static void expect_sums_agree(double c, double g, const char *label)
 {
-    ck_assert_msg(kt_agree_within(g, c, SUM_BOUND * fabs(c)),
-                  "%s: cuda %.17g cpu %.17g (relative %.3g)", label, g, c, fabs(g - c) / fabs(c));
+    ck_assert_msg(go_agree_f64(&sum_cmp, c, g), "%s: cuda %.17g cpu %.17g (relative %.3g)", label,
+                  g, c, fabs(g - c) / fabs(c));
 }
 
 /* ak_clip_by_norm of the list on both backends with *sumsq = s; the
@@ -216,7 +221,7 @@ static uint32_t clip_both(twins *l, double s, float max_norm, bool with_coef, co
 /* ---- accumulate ------------------------------------------------------------------------- */
 /* _i = 3 * (y's dtype) + x's dtype: the mix of patterns, then ordinary
  * values, then y += y; 2^24 + 3 elements for three pairings. */
-START_TEST(accumulate_matches_cpu)
+GO_CASE(accumulate_matches_cpu)
 {
     const ak_dtype dy = kt_dtypes[_i / 3], dx = kt_dtypes[_i % 3];
     const size_t n = (_i % 4 == 0) ? ((size_t)1 << 24) + 3 : 1000001;
@@ -242,12 +247,11 @@ START_TEST(accumulate_matches_cpu)
         host_free(host, 2);
     }
 }
-END_TEST
 
 /* ---- sums of squares ----------------------------------------------------------------------- */
 /* Lists around and past one launch's table, from 0 and from 2.5, one call
  * and two; then with an infinity, then a NaN, planted in the last tensor. */
-START_TEST(sum_squares_many_tensors)
+GO_CASE(sum_squares_many_tensors)
 {
     static const size_t counts[] = {1, 127, 128, 129, 300, 1000};
     const size_t count = counts[_i];
@@ -262,11 +266,11 @@ START_TEST(sum_squares_many_tensors)
         void **host = host_list(&r, count, sizes, dts, true, values ? 2.0 : 0.0);
         twins l = twins_make(count, sizes, dts);
         twins_upload(&l, host);
-        double c, g;
-        sum_both(&l, 0.0, 1, &c, &g);
-        expect_sums_agree(c, g, "from 0");
-        sum_both(&l, 2.5, 2, &c, &g);
-        expect_sums_agree(c, g, "from 2.5, twice");
+        double sc, sg;
+        sum_both(&l, 0.0, 1, &sc, &sg);
+        expect_sums_agree(sc, sg, "from 0");
+        sum_both(&l, 2.5, 2, &sc, &sg);
+        expect_sums_agree(sc, sg, "from 2.5, twice");
         const ak_dtype dt = dts[count - 1];
         const size_t j = sizes[count - 1] - 1;
         for (int kind = 0; kind < 2; kind++) { /* -inf, then a NaN */
@@ -276,9 +280,9 @@ START_TEST(sum_squares_many_tensors)
                 ((uint16_t *)host[count - 1])[j] =
                     (uint16_t)(dt == AK_F16 ? (kind ? 0x7E00 : 0xFC00) : (kind ? 0x7FC0 : 0xFF80));
             twins_upload(&l, host);
-            sum_both(&l, 0.0, 1, &c, &g);
-            ck_assert_msg(kind ? isnan(c) && isnan(g) : c == INFINITY && g == INFINITY,
-                          "kind %d: cuda %g cpu %g", kind, g, c);
+            sum_both(&l, 0.0, 1, &sc, &sg);
+            ck_assert_msg(kind ? isnan(sc) && isnan(sg) : sc == INFINITY && sg == INFINITY,
+                          "kind %d: cuda %g cpu %g", kind, sg, sc);
         }
         twins_free(&l);
         host_free(host, count);
@@ -286,11 +290,10 @@ START_TEST(sum_squares_many_tensors)
     free(sizes);
     free(dts);
 }
-END_TEST
 
 /* Tensors of 2^24 + 3 elements of every dtype (and odd lengths): the mix of
  * patterns made finite, and ordinary values, where every square counts. */
-START_TEST(sum_squares_large)
+GO_CASE(sum_squares_large)
 {
     const size_t big = ((size_t)1 << 24) + 3;
     const size_t sizes[4] = {big, big, big, ((size_t)1 << 22) + 1};
@@ -301,19 +304,18 @@ START_TEST(sum_squares_large)
         void **host = host_list(&r, 4, sizes, dts, true, values ? 1.0 : 0.0);
         twins l = twins_make(4, sizes, dts);
         twins_upload(&l, host);
-        double c, g;
+        double sc, sg;
         for (size_t i = 0; i < 4; i++) { /* each alone, then all */
             twins one = {1, &l.tw[i], &l.c[i], &l.g[i]};
-            sum_both(&one, 0.0, 1, &c, &g);
-            expect_sums_agree(c, g, ak_dtype_name(dts[i]));
+            sum_both(&one, 0.0, 1, &sc, &sg);
+            expect_sums_agree(sc, sg, ak_dtype_name(dts[i]));
         }
-        sum_both(&l, 0.0, 2, &c, &g);
-        expect_sums_agree(c, g, "all, twice");
+        sum_both(&l, 0.0, 2, &sc, &sg);
+        expect_sums_agree(sc, sg, "all, twice");
         twins_free(&l);
         host_free(host, 4);
     }
 }
-END_TEST
 
 /* ---- clipping ----------------------------------------------------------------------------- */
 /* Sums of squares for clip_both: no clipping, clipping, the coefficient
@@ -323,7 +325,7 @@ static const float clip_max[] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1000.0f, 1.0f, 1.
 #define N_CLIP (sizeof clip_sums / sizeof clip_sums[0])
 
 /* Lists around and past one launch's table: every pattern class. */
-START_TEST(clip_many_tensors)
+GO_CASE(clip_many_tensors)
 {
     static const size_t counts[] = {1, 128, 129, 300, 1000};
     const size_t count = counts[_i];
@@ -346,10 +348,9 @@ START_TEST(clip_many_tensors)
     free(sizes);
     free(dts);
 }
-END_TEST
 
 /* Large tensors of every dtype, every pattern class. */
-START_TEST(clip_large)
+GO_CASE(clip_large)
 {
     const size_t big = ((size_t)1 << 24) + 3;
     const size_t sizes[4] = {big, 1000001, big, 65537};
@@ -367,10 +368,9 @@ START_TEST(clip_large)
     twins_free(&l);
     host_free(host, 4);
 }
-END_TEST
 
 /* No elements: only the coefficient, on both. */
-START_TEST(clip_empty_list)
+GO_CASE(clip_empty_list)
 {
     twins none = {0, NULL, NULL, NULL};
     ck_assert_uint_eq(clip_both(&none, 100.0, 2.0f, true, "empty"),
@@ -381,11 +381,10 @@ START_TEST(clip_empty_list)
     ck_assert_uint_eq(clip_both(&l, NAN, 2.0f, true, "empty tensors"), 0xFFC00000u);
     twins_free(&l);
 }
-END_TEST
 
 /* The training-step sequence on the GPU: its own sum of squares, carried
  * to the cpu, then both clip with it and agree bit for bit. */
-START_TEST(sum_then_clip)
+GO_CASE(sum_then_clip)
 {
     static const size_t sizes[5] = {300000, 4097, 1, 1000000, 77};
     static const ak_dtype dts[5] = {AK_F32, AK_F16, AK_BF16, AK_BF16, AK_F16};
@@ -394,30 +393,24 @@ START_TEST(sum_then_clip)
     void **host = host_list(&r, 5, sizes, dts, true, 0.01);
     twins l = twins_make(5, sizes, dts);
     twins_upload(&l, host);
-    double c, g;
-    sum_both(&l, 0.0, 1, &c, &g);
-    expect_sums_agree(c, g, "before clipping");
-    const uint32_t coef = clip_both(&l, g, (float)(sqrt(g) / 3), true, "clip to a third");
+    double sc, sg;
+    sum_both(&l, 0.0, 1, &sc, &sg);
+    expect_sums_agree(sc, sg, "before clipping");
+    const uint32_t coef = clip_both(&l, sg, (float)(sqrt(sg) / 3), true, "clip to a third");
     ck_assert_msg(fabs(kt_f32_of(coef) - 1.0 / 3) < 1e-6, "coefficient %.9g", kt_f32_of(coef));
     twins_free(&l);
     host_free(host, 5);
 }
-END_TEST
 
-int main(void)
-{
-    kt_require_cuda_or_skip();
-    Suite *s = suite_create("kernels_gpu_grad");
-    TCase *tc = tcase_create("gpu_grad");
-    kt_open_both_around(tc, &cpu, &gpu);
-    tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, accumulate_matches_cpu, 0, 9);
-    tcase_add_loop_test(tc, sum_squares_many_tensors, 0, 6);
-    tcase_add_test(tc, sum_squares_large);
-    tcase_add_loop_test(tc, clip_many_tensors, 0, 5);
-    tcase_add_test(tc, clip_large);
-    tcase_add_test(tc, clip_empty_list);
-    tcase_add_test(tc, sum_then_clip);
-    suite_add_tcase(s, tc);
-    return ts_run_suite(s);
-}
+/* accumulate and clip_by_norm bit for bit (the coefficient too), the sums
+ * of squares as sum_cmp. */
+static const go_case rows[] = {
+    {"accumulate", "accumulate_matches_cpu", 9, accumulate_matches_cpu, GO_BITS},
+    {"sum_squares", "sum_squares_many_tensors", 6, sum_squares_many_tensors, SUM_CMP},
+    {"sum_squares", "sum_squares_large", 1, sum_squares_large, SUM_CMP},
+    {"clip_by_norm", "clip_many_tensors", 5, clip_many_tensors, GO_BITS},
+    {"clip_by_norm", "clip_large", 1, clip_large, GO_BITS},
+    {"clip_by_norm", "clip_empty_list", 1, clip_empty_list, GO_BITS},
+    {"sum_squares clip_by_norm", "sum_then_clip", 1, sum_then_clip, GO_BITS},
+};
+GO_FAMILY(grad, rows);

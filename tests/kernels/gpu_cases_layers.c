@@ -1,4 +1,4 @@
-/* gpu_layers: the cuda backend against the cpu backend on the same inputs:
+/* gpu_cases_layers: the cuda backend against the cpu backend on the same inputs:
  * bias add, relu, relu backward and 2x2 max-pooling bit for bit; bias_grad
  * within the bound stated in kernels/layers.c, with NaN and the sign of
  * infinities checked explicitly.  LeNet-5-like shapes (batch 32: 6x28x28
@@ -7,11 +7,11 @@
  * backends. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_main.h"
-#include "kt.h"
+#include "gpu_ops.h"
 
 /* ---- one tensor on both backends ---------------------------------------------- */
 /* Both backends, open during each test (kt_open_both_around). */
@@ -32,27 +32,28 @@ static uint32_t *random_input(ts_rng *r, ak_dtype dt, size_t n, bool values)
 }
 
 /* ---- elementwise: bit for bit ------------------------------------------------------ */
-static void check_relu(ts_rng *r, size_t n, ak_dtype dy, ak_dtype dx, bool values)
+static void check_relu(const go_cmp *cmp, ts_rng *r, size_t n, ak_dtype dy, ak_dtype dx,
+                       bool values)
 {
     uint32_t *x = random_input(r, dx, n, values);
     kt_twin tx = twin_alloc(n, dx), ty = twin_alloc(n, dy);
     kt_twin_put(&tx, x);
     ck_assert_int_eq(ak_relu(cpu, ty.c.t, tx.c.t), AK_OK);
     ck_assert_int_eq(ak_relu(gpu, ty.g.t, tx.g.t), AK_OK);
-    ck_assert_msg(kt_twin_mismatches("relu y", &ty) == 0, "y %s x %s n %zu", ak_dtype_name(dy),
-                  ak_dtype_name(dx), n);
+    ck_assert_msg(go_compare_twin("relu y", cmp, &ty, NULL, NULL) == 0, "y %s x %s n %zu",
+                  ak_dtype_name(dy), ak_dtype_name(dx), n);
     if (dx == dy) { /* in place on the GPU */
         ck_assert_int_eq(ak_relu(gpu, tx.g.t, tx.g.t), AK_OK);
         ck_assert_int_eq(ak_relu(cpu, tx.c.t, tx.c.t), AK_OK);
-        ck_assert_uint_eq(kt_twin_mismatches("relu in place", &tx), 0);
+        ck_assert_uint_eq(go_compare_twin("relu in place", cmp, &tx, NULL, NULL), 0);
     }
     kt_twin_free(&tx);
     kt_twin_free(&ty);
     free(x);
 }
 
-static void check_relu_backward(ts_rng *r, size_t n, ak_dtype ddx, ak_dtype ddy, ak_dtype dx,
-                                bool values)
+static void check_relu_backward(const go_cmp *cmp, ts_rng *r, size_t n, ak_dtype ddx, ak_dtype ddy,
+                                ak_dtype dx, bool values)
 {
     uint32_t *x = random_input(r, dx, n, values), *g = random_input(r, ddy, n, values);
     kt_twin tx = twin_alloc(n, dx), tdy = twin_alloc(n, ddy), tdx = twin_alloc(n, ddx);
@@ -60,8 +61,9 @@ static void check_relu_backward(ts_rng *r, size_t n, ak_dtype ddx, ak_dtype ddy,
     kt_twin_put(&tdy, g);
     ck_assert_int_eq(ak_relu_backward(cpu, tdx.c.t, tdy.c.t, tx.c.t), AK_OK);
     ck_assert_int_eq(ak_relu_backward(gpu, tdx.g.t, tdy.g.t, tx.g.t), AK_OK);
-    ck_assert_msg(kt_twin_mismatches("relu_backward dx", &tdx) == 0, "dx %s dy %s x %s n %zu",
-                  ak_dtype_name(ddx), ak_dtype_name(ddy), ak_dtype_name(dx), n);
+    ck_assert_msg(go_compare_twin("relu_backward dx", cmp, &tdx, NULL, NULL) == 0,
+                  "dx %s dy %s x %s n %zu", ak_dtype_name(ddx), ak_dtype_name(ddy),
+                  ak_dtype_name(dx), n);
     kt_twin_free(&tx);
     kt_twin_free(&tdy);
     kt_twin_free(&tdx);
@@ -69,8 +71,9 @@ static void check_relu_backward(ts_rng *r, size_t n, ak_dtype ddx, ak_dtype ddy,
     free(g);
 }
 
-START_TEST(relu_bit_exact)
+GO_CASE(relu_bit_exact)
 {
+    const go_cmp *cmp = &c->cmp;
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 20);
     /* LeNet activations: conv1 (32 x 6 x 28 x 28), conv2 (32 x 16 x 10 x 10), fc (32 x 120) */
@@ -78,19 +81,18 @@ START_TEST(relu_bit_exact)
     for (size_t s = 0; s < 3; s++)
         for (int d = 0; d < 3; d++)
             for (int v = 0; v < 2; v++) {
-                check_relu(&r, sizes[s], kt_dtypes[d], kt_dtypes[d], v);
-                check_relu_backward(&r, sizes[s], kt_dtypes[d], kt_dtypes[d], kt_dtypes[d], v);
+                check_relu(cmp, &r, sizes[s], kt_dtypes[d], kt_dtypes[d], v);
+                check_relu_backward(cmp, &r, sizes[s], kt_dtypes[d], kt_dtypes[d], kt_dtypes[d], v);
             }
     for (int c = 0; c < 9; c++)
-        check_relu(&r, 1001, kt_dtypes[c / 3], kt_dtypes[c % 3], false);
+        check_relu(cmp, &r, 1001, kt_dtypes[c / 3], kt_dtypes[c % 3], false);
     for (int c = 0; c < 27; c++)
-        check_relu_backward(&r, 1001, kt_dtypes[c / 9], kt_dtypes[c / 3 % 3], kt_dtypes[c % 3],
+        check_relu_backward(cmp, &r, 1001, kt_dtypes[c / 9], kt_dtypes[c / 3 % 3], kt_dtypes[c % 3],
                             false);
 }
-END_TEST
 
-static void check_maxpool(ts_rng *r, size_t planes, size_t h, size_t w, ak_dtype dx, ak_dtype dy,
-                          ak_dtype ddx, ak_dtype ddy, bool values)
+static void check_maxpool(const go_cmp *cmp, ts_rng *r, size_t planes, size_t h, size_t w,
+                          ak_dtype dx, ak_dtype dy, ak_dtype ddx, ak_dtype ddy, bool values)
 {
     const size_t n_in = planes * h * w, n_out = n_in / 4;
     uint32_t *x = random_input(r, dx, n_in, values), *g = random_input(r, ddy, n_out, values);
@@ -103,12 +105,13 @@ static void check_maxpool(ts_rng *r, size_t planes, size_t h, size_t w, ak_dtype
     kt_twin_put(&tdy, g);
     ck_assert_int_eq(ak_maxpool2_forward(cpu, planes, h, w, ty.c.t, tx.c.t), AK_OK);
     ck_assert_int_eq(ak_maxpool2_forward(gpu, planes, h, w, ty.g.t, tx.g.t), AK_OK);
-    ck_assert_msg(kt_twin_mismatches("maxpool2 y", &ty) == 0, "y %s x %s %zux%zux%zu",
+    ck_assert_msg(go_compare_twin("maxpool2 y", cmp, &ty, NULL, NULL) == 0, "y %s x %s %zux%zux%zu",
                   ak_dtype_name(dy), ak_dtype_name(dx), planes, h, w);
     ck_assert_int_eq(ak_maxpool2_backward(cpu, planes, h, w, tdx.c.t, tdy.c.t, tx.c.t), AK_OK);
     ck_assert_int_eq(ak_maxpool2_backward(gpu, planes, h, w, tdx.g.t, tdy.g.t, tx.g.t), AK_OK);
-    ck_assert_msg(kt_twin_mismatches("maxpool2 dx", &tdx) == 0, "dx %s dy %s x %s %zux%zux%zu",
-                  ak_dtype_name(ddx), ak_dtype_name(ddy), ak_dtype_name(dx), planes, h, w);
+    ck_assert_msg(go_compare_twin("maxpool2 dx", cmp, &tdx, NULL, NULL) == 0,
+                  "dx %s dy %s x %s %zux%zux%zu", ak_dtype_name(ddx), ak_dtype_name(ddy),
+                  ak_dtype_name(dx), planes, h, w);
     kt_twin_free(&tx);
     kt_twin_free(&ty);
     kt_twin_free(&tdx);
@@ -117,28 +120,28 @@ static void check_maxpool(ts_rng *r, size_t planes, size_t h, size_t w, ak_dtype
     free(g);
 }
 
-START_TEST(maxpool_bit_exact)
+GO_CASE(maxpool_bit_exact)
 {
+    const go_cmp *cmp = &c->cmp;
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 21);
     for (int d = 0; d < 3; d++) {
         for (int v = 0; v < 2; v++) {
             const ak_dtype t = kt_dtypes[d];
-            check_maxpool(&r, 32 * 6, 28, 28, t, t, t, t, v);  /* LeNet conv1 -> 14 x 14 */
-            check_maxpool(&r, 32 * 16, 10, 10, t, t, t, t, v); /* LeNet conv2 -> 5 x 5 */
+            check_maxpool(cmp, &r, 32 * 6, 28, 28, t, t, t, t, v);  /* LeNet conv1 -> 14 x 14 */
+            check_maxpool(cmp, &r, 32 * 16, 10, 10, t, t, t, t, v); /* LeNet conv2 -> 5 x 5 */
         }
     }
     for (int c = 0; c < 9; c++)
-        check_maxpool(&r, 3, 6, 8, kt_dtypes[c % 3], kt_dtypes[c / 3], kt_dtypes[c / 3],
+        check_maxpool(cmp, &r, 3, 6, 8, kt_dtypes[c % 3], kt_dtypes[c / 3], kt_dtypes[c / 3],
                       kt_dtypes[c % 3], false);
     for (int c = 0; c < 27; c++)
-        check_maxpool(&r, 2, 4, 6, kt_dtypes[c % 3], kt_dtypes[c % 3], kt_dtypes[c / 9],
+        check_maxpool(cmp, &r, 2, 4, 6, kt_dtypes[c % 3], kt_dtypes[c % 3], kt_dtypes[c / 9],
                       kt_dtypes[c / 3 % 3], false);
 }
-END_TEST
 
-static void check_bias_add(ts_rng *r, size_t rows, size_t cols, ak_dtype dy, ak_dtype db,
-                           bool values)
+static void check_bias_add(const go_cmp *cmp, ts_rng *r, size_t rows, size_t cols, ak_dtype dy,
+                           ak_dtype db, bool values)
 {
     uint32_t *y = random_input(r, dy, rows * cols, values),
              *bias = random_input(r, db, cols, values);
@@ -147,7 +150,7 @@ static void check_bias_add(ts_rng *r, size_t rows, size_t cols, ak_dtype dy, ak_
     kt_twin_put(&tb, bias);
     ck_assert_int_eq(ak_bias_add(cpu, ty.c.t, tb.c.t, rows, cols), AK_OK);
     ck_assert_int_eq(ak_bias_add(gpu, ty.g.t, tb.g.t, rows, cols), AK_OK);
-    ck_assert_msg(kt_twin_mismatches("bias_add y", &ty) == 0, "y %s bias %s %zux%zu",
+    ck_assert_msg(go_compare_twin("bias_add y", cmp, &ty, NULL, NULL) == 0, "y %s bias %s %zux%zu",
                   ak_dtype_name(dy), ak_dtype_name(db), rows, cols);
     kt_twin_free(&ty);
     kt_twin_free(&tb);
@@ -155,33 +158,25 @@ static void check_bias_add(ts_rng *r, size_t rows, size_t cols, ak_dtype dy, ak_
     free(bias);
 }
 
-START_TEST(bias_add_bit_exact)
+GO_CASE(bias_add_bit_exact)
 {
+    const go_cmp *cmp = &c->cmp;
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 22);
     static const size_t shapes[][2] = {{32, 256}, {512, 4096}, {32, 120}, {32, 84}, {32, 10}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int d = 0; d < 3; d++)
             for (int v = 0; v < 2; v++)
-                check_bias_add(&r, shapes[s][0], shapes[s][1], kt_dtypes[d], kt_dtypes[d], v);
+                check_bias_add(cmp, &r, shapes[s][0], shapes[s][1], kt_dtypes[d], kt_dtypes[d], v);
     for (int c = 0; c < 9; c++)
         for (int v = 0; v < 2; v++)
-            check_bias_add(&r, 23, 37, kt_dtypes[c / 3], kt_dtypes[c % 3], v);
+            check_bias_add(cmp, &r, 23, 37, kt_dtypes[c / 3], kt_dtypes[c % 3], v);
 }
-END_TEST
 
 /* ---- bias_grad: within the stated bound -------------------------------------------------- */
-/* One unit in the last place of dt at the magnitude of bits (the gap above
- * it, or below it at the largest finite value). */
-static double ulp_at(ak_dtype dt, uint32_t bits)
-{
-    const uint32_t mag = bits & (dt == AK_F32 ? 0x7FFFFFFFu : 0x7FFFu);
-    const double up = kt_value(dt, mag + 1), here = kt_value(dt, mag);
-    return isinf(up) ? here - kt_value(dt, mag - 1) : up - here;
-}
 
-static void check_bias_grad(ts_rng *r, size_t rows, size_t cols, ak_dtype dd, ak_dtype dt,
-                            bool values)
+static void check_bias_grad(const go_cmp *cmp, ts_rng *r, size_t rows, size_t cols, ak_dtype dd,
+                            ak_dtype dt, bool values)
 {
     const size_t n = rows * cols;
     uint32_t *dy = random_input(r, dt, n, values), *gc = malloc(cols * 4 + 4),
@@ -192,32 +187,21 @@ static void check_bias_grad(ts_rng *r, size_t rows, size_t cols, ak_dtype dd, ak
     ck_assert_int_eq(ak_bias_grad(gpu, tdb.g.t, tdy.g.t, rows, cols), AK_OK);
     kt_buf_get(&tdb.c, gc);
     kt_buf_get(&tdb.g, gg);
+    /* the summation-order term of the bound, per column */
+    double *g = calloc(cols + 1, sizeof *g);
+    ck_assert_ptr_nonnull(g);
+    for (size_t c = 0; c < cols; c++) {
+        double abs_sum = 0.0;
+        for (size_t i = 0; i < rows; i++)
+            abs_sum += fabs(kt_value(dt, dy[i * cols + c]));
+        g[c] = (double)(rows ? rows - 1 : 0) * 0x1p-53 * abs_sum;
+    }
     /* fp16 sums of up to 2^13 rows are exact in double: bit for bit */
     const bool exact = dt == AK_F16 && rows <= 8192;
-    size_t bad = 0;
-    for (size_t c = 0; c < cols; c++) {
-        const double vc = kt_value(dd, gc[c]), vg = kt_value(dd, gg[c]);
-        bool ok;
-        if (exact || isnan(vc) || isnan(vg)) {
-            ok = gc[c] == gg[c]; /* NaN: both the default NaN */
-        } else if (isinf(vc) && isinf(vg)) {
-            ok = vc == vg; /* the same sign */
-        } else {
-            double abs_sum = 0.0;
-            for (size_t i = 0; i < rows; i++)
-                abs_sum += fabs(kt_value(dt, dy[i * cols + c]));
-            const double g = (double)(rows ? rows - 1 : 0) * 0x1p-53 * abs_sum;
-            /* one rounding step apart (an overflow to inf included, same sign) */
-            ok = kt_ulp_distance(dd, gc[c], gg[c]) <= 1 && (vc < 0) == (vg < 0);
-            if (!ok && isfinite(vc) && isfinite(vg)) {
-                const double u = ulp_at(dd, fabs(vc) > fabs(vg) ? gc[c] : gg[c]);
-                ok = fabs(vc - vg) <= 2.0 * g + u;
-            }
-        }
-        if (!ok && bad++ < 8)
-            printf("bias_grad[%zu] (%s, dy %s, %zux%zu): cuda 0x%x (%.17g), cpu 0x%x (%.17g)\n", c,
-                   ak_dtype_name(dd), ak_dtype_name(dt), rows, cols, gg[c], vg, gc[c], vc);
-    }
+    char what[96];
+    snprintf(what, sizeof what, "bias_grad (dy %s, %zux%zu)", ak_dtype_name(dt), rows, cols);
+    const size_t bad = go_compare(what, exact ? &go_bits : cmp, dd, gc, gg, cols, g, NULL);
+    free(g);
     ck_assert_msg(bad == 0, "%zu columns outside the bound", bad);
     kt_twin_free(&tdy);
     kt_twin_free(&tdb);
@@ -226,8 +210,9 @@ static void check_bias_grad(ts_rng *r, size_t rows, size_t cols, ak_dtype dd, ak
     free(gg);
 }
 
-START_TEST(bias_grad_within_bound)
+GO_CASE(bias_grad_within_bound)
 {
+    const go_cmp *cmp = &c->cmp;
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 23);
     /* MLP and LeNet fc layers, a tall thin one, and rows = 0 (zeros) */
@@ -236,15 +221,14 @@ START_TEST(bias_grad_within_bound)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int d = 0; d < 3; d++)
             for (int v = 0; v < 2; v++)
-                check_bias_grad(&r, shapes[s][0], shapes[s][1], kt_dtypes[d], kt_dtypes[d], v);
+                check_bias_grad(cmp, &r, shapes[s][0], shapes[s][1], kt_dtypes[d], kt_dtypes[d], v);
     for (int c = 0; c < 9; c++)
         for (int v = 0; v < 2; v++)
-            check_bias_grad(&r, 50, 70, kt_dtypes[c / 3], kt_dtypes[c % 3], v);
+            check_bias_grad(cmp, &r, 50, 70, kt_dtypes[c / 3], kt_dtypes[c % 3], v);
 }
-END_TEST
 
 /* The cuda wrappers check arguments as the cpu's do (one shared wrapper). */
-START_TEST(bad_arguments_on_cuda)
+GO_CASE(bad_arguments_on_cuda)
 {
     kt_twin f12 = twin_alloc(12, AK_F32), f4 = twin_alloc(4, AK_F32);
     ck_assert_int_eq(ak_bias_add(gpu, f12.g.t, f4.g.t, 4, 4), AK_EINVAL);
@@ -258,20 +242,19 @@ START_TEST(bad_arguments_on_cuda)
     kt_twin_free(&f12);
     kt_twin_free(&f4);
 }
-END_TEST
 
-int main(void)
-{
-    kt_require_cuda_or_skip();
-    Suite *s = suite_create("kernels_gpu_layers");
-    TCase *tc = tcase_create("gpu_layers");
-    kt_open_both_around(tc, &cpu, &gpu);
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, relu_bit_exact);
-    tcase_add_test(tc, maxpool_bit_exact);
-    tcase_add_test(tc, bias_add_bit_exact);
-    tcase_add_test(tc, bias_grad_within_bound);
-    tcase_add_test(tc, bad_arguments_on_cuda);
-    suite_add_tcase(s, tc);
-    return ts_run_suite(s);
-}
+static const go_case rows[] = {
+    {"relu relu_backward", "relu_bit_exact", 1, relu_bit_exact, GO_BITS},
+    {"maxpool2_forward maxpool2_backward", "maxpool_bit_exact", 1, maxpool_bit_exact, GO_BITS},
+    {"bias_add", "bias_add_bit_exact", 1, bias_add_bit_exact, GO_BITS},
+    /* fp16 sums of up to 2^13 rows are exact in double: there bit for bit */
+    {"bias_grad",
+     "bias_grad_within_bound",
+     1,
+     bias_grad_within_bound,
+     {GO_CLOSE, 1, 1, 2, true, true,
+      "kernels/layers.c: one step (to inf of the same sign included), or 2 (rows - 1) 2^-53 "
+      "sum |dy| + ulp"}},
+    {"bias_add maxpool2_forward relu", "bad_arguments_on_cuda", 1, bad_arguments_on_cuda, GO_BITS},
+};
+GO_FAMILY(layers, rows);

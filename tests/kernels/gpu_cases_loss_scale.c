@@ -1,17 +1,20 @@
-/* gpu_loss_scale: ak_loss_scale_update on the cuda backend against the cpu
+/* gpu_cases_loss_scale: ak_loss_scale_update on the cuda backend against the cpu
  * backend and the pure function (loss_scale.h): the whole state after every
  * step, bit for bit, over a long sequence of found-inf flags, for every
  * preset and for factors that round (growth 3, backoff 0.3) and a scale that
  * falls through the subnormals to 0. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_main.h"
-#include "kt.h"
+#include "gpu_ops.h"
 
 #define STEPS 20000
+
+/* Both backends, open during each test (kt_open_both_around). */
+static ak_backend *cpu, *gpu;
 
 /* Whether step i overflows, as a training run might: mostly when the scale
  * is above a limit that moves between 2^12 and 2^20 every 500 steps, now
@@ -91,7 +94,7 @@ static const policy policies[] = {
     {"pytorch", 5, false, 0, 0, 0, 0, true},
 };
 
-START_TEST(cuda_equals_cpu)
+GO_CASE(cuda_equals_cpu)
 {
     const policy *p = &policies[_i];
     ak_scaler_config cfg;
@@ -128,8 +131,6 @@ START_TEST(cuda_equals_cpu)
         ck_assert_msg(s.growths > 100 && s.backoffs > 100, "%lld growths, %lld backoffs",
                       (long long)s.growths, (long long)s.backoffs);
 
-    ak_backend *cpu = kt_open_cpu(), *gpu = kt_open_cuda();
-    ck_assert_ptr_nonnull(gpu);
     run_op(cpu, &cfg, &init, flags, STEPS, on_cpu);
     run_op(gpu, &cfg, &init, flags, STEPS, on_gpu);
     size_t d = first_difference(on_cpu, pure, STEPS);
@@ -145,20 +146,15 @@ START_TEST(cuda_equals_cpu)
         print_state("cpu ", &on_cpu[d]);
     }
     ck_assert_msg(d == STEPS, "%s: cuda and cpu differ at step %zu", p->preset, d + 1);
-    ak_close(cpu);
-    ak_close(gpu);
     free(flags);
     free(pure);
     free(on_cpu);
     free(on_gpu);
 }
-END_TEST
 
 /* The wrapper's checks run before the backend is reached, the same on cuda. */
-START_TEST(cuda_bad_arguments)
+GO_CASE(cuda_bad_arguments)
 {
-    ak_backend *gpu = kt_open_cuda();
-    ck_assert_ptr_nonnull(gpu);
     ak_scaler_config cfg;
     ck_assert_int_eq(ak_scaler_preset("megatron", &cfg, NULL, 0), AK_OK);
     ak_scaler_state *state = kt_dev_alloc(gpu, sizeof *state);
@@ -172,18 +168,13 @@ START_TEST(cuda_bad_arguments)
     ck_assert_int_eq(ak_sync(gpu), AK_OK);
     kt_dev_free(gpu, state);
     kt_dev_free(gpu, found);
-    ak_close(gpu);
 }
-END_TEST
 
-int main(void)
-{
-    kt_require_cuda_or_skip();
-    Suite *s = suite_create("kernels_gpu_loss_scale");
-    TCase *tc = tcase_create("gpu_loss_scale");
-    tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, cuda_equals_cpu, 0, (int)(sizeof policies / sizeof policies[0]));
-    tcase_add_test(tc, cuda_bad_arguments);
-    suite_add_tcase(s, tc);
-    return ts_run_suite(s);
-}
+/* The whole state after every step, bit for bit (first_difference), for
+ * every row of policies[]: each preset, rounding factors, the collapse. */
+static const go_case rows[] = {
+    {"loss_scale_update copy", "cuda_equals_cpu", (int)(sizeof policies / sizeof policies[0]),
+     cuda_equals_cpu, GO_BITS},
+    {"loss_scale_update", "cuda_bad_arguments", 1, cuda_bad_arguments, GO_BITS},
+};
+GO_FAMILY(loss_scale, rows);

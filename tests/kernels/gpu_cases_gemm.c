@@ -1,4 +1,4 @@
-/* gpu_gemm: ak_gemm on cuda against the cpu backend, same inputs.
+/* gpu_cases_gemm: ak_gemm on cuda against the cpu backend, same inputs.
  *
  * The bound is the one kernels/gemm.c states: with S = |alpha| sum |a' b'|
  * + |beta c| over the inputs as the compute type multiplies them, S' the
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_main.h"
+#include "gpu_ops.h"
 #include "ref_gemm.h"
 
 /* Both backends, open during each test (kt_open_both_around). */
@@ -41,7 +41,7 @@ static void mat_free(mat *m)
     ref_mat_free(&m->h);
 }
 
-static size_t run_case(const ref_gcase *c)
+static size_t run_case(const go_cmp *cmp, const ref_gcase *c)
 {
     char what[256];
     ref_gemm_describe(c, what, sizeof what);
@@ -72,6 +72,9 @@ static size_t run_case(const ref_gcase *c)
     kt_buf_get(&cm.d.c, gc);
     kt_buf_get(&cm.d.g, gg);
     const double u = kt_compute_unit(c->p.k), e_in = kt_compute_input_error(c->p.k);
+    /* the stated bound less its ulp term, per element (gemm.c) */
+    double *bound = calloc(cm.h.n + 1, sizeof *bound);
+    ck_assert_ptr_nonnull(bound);
     size_t bad = 0;
     for (size_t i = 0; i < cm.h.n; i++) {
         const size_t row = i / cm.h.ld, col = i % cm.h.ld;
@@ -79,29 +82,27 @@ static size_t run_case(const ref_gcase *c)
             if ((gg[i] != cm.h.bits[i] || gc[i] != cm.h.bits[i]) && bad++ < 4)
                 printf("%s: gap element %zu written (cpu 0x%x, cuda 0x%x)\n", what, i, gc[i],
                        gg[i]);
+            gg[i] = gc[i]; /* checked: equal for the comparison below */
             continue;
         }
-        const double vc = kt_value(cm.h.dt, gc[i]), vg = kt_value(cm.h.dt, gg[i]);
-        double bound = 0;
-        if (!c->exact && isfinite(vc) && isfinite(vg)) {
-            double s = 0, s_raw = 0;
-            for (size_t l = 0; l < c->k; l++) {
-                const double x = kt_value(a.h.dt, ref_mat_op(&a.h, c->ta, row, l));
-                const double y = kt_value(b.h.dt, ref_mat_op(&b.h, c->tb, l, col));
-                s += fabs(kt_compute_input(c->p.k, x) * kt_compute_input(c->p.k, y));
-                s_raw += fabs(x * y);
-            }
-            const double cv =
-                c->beta == 0 ? 0 : fabs((double)c->beta * kt_value(cm.h.dt, cm.h.bits[i]));
-            s = fabs((double)c->alpha) * s + cv;
-            s_raw *= fabs((double)c->alpha);
-            bound = 2 * (double)(c->k + 4) * 2 * u * s + 2 * e_in * s_raw +
-                    kt_ulp(cm.h.dt, fmax(fabs(vc), fabs(vg)));
+        if (c->exact) continue;
+        double s = 0, s_raw = 0;
+        for (size_t l = 0; l < c->k; l++) {
+            const double x = kt_value(a.h.dt, ref_mat_op(&a.h, c->ta, row, l));
+            const double y = kt_value(b.h.dt, ref_mat_op(&b.h, c->tb, l, col));
+            s += fabs(kt_compute_input(c->p.k, x) * kt_compute_input(c->p.k, y));
+            s_raw += fabs(x * y);
         }
-        if (!kt_agree_within(vc, vg, bound) && bad++ < 4)
-            printf("%s: C[%zu][%zu] cpu %.9g (0x%x), cuda %.9g (0x%x), bound %.3g\n", what, row,
-                   col, vc, gc[i], vg, gg[i], bound);
+        const double cv =
+            c->beta == 0 ? 0 : fabs((double)c->beta * kt_value(cm.h.dt, cm.h.bits[i]));
+        s = fabs((double)c->alpha) * s + cv;
+        s_raw *= fabs((double)c->alpha);
+        bound[i] = 2 * (double)(c->k + 4) * 2 * u * s + 2 * e_in * s_raw;
     }
+    /* k == 0 and alpha == 0: the same element code on both, equal values */
+    static const go_cmp equal = {GO_CLOSE, 0, 0, 0, false, false, "equal values"};
+    bad += go_compare(what, c->exact ? &equal : cmp, cm.h.dt, gc, gg, cm.h.n, bound, NULL);
+    free(bound);
     free(gc);
     free(gg);
     mat_free(&a);
@@ -110,8 +111,9 @@ static size_t run_case(const ref_gcase *c)
     return bad;
 }
 
-START_TEST(every_pairing_within_the_bound)
+GO_CASE(every_pairing_within_the_bound)
 {
+    const go_cmp *cmp = &c->cmp;
     static const size_t shapes[][3] = {{1, 1, 1},       {7, 5, 13},   {17, 33, 65},
                                        {3, 64, 200},    {64, 3, 2},   {128, 96, 80},
                                        {256, 256, 256}, {8, 8, 8192}, {1, 300, 1000}};
@@ -129,29 +131,29 @@ START_TEST(every_pairing_within_the_bound)
             /* keep 16-bit results and fp16 partial sums far from overflow */
             if (kt_pairings[_i].out != AK_F32 || kt_pairings[_i].k == AK_COMPUTE_32F_FAST_16F)
                 c.scale = c.k > 1000 ? 0.25 : 1;
-            bad += run_case(&c);
+            bad += run_case(cmp, &c);
         }
     ck_assert_uint_eq(bad, 0);
 }
-END_TEST
 
-START_TEST(beta_zero_nan_c_and_specials)
+GO_CASE(beta_zero_nan_c_and_specials)
 {
+    const go_cmp *cmp = &c->cmp;
     size_t bad = 0;
     for (size_t p = 0; p < KT_NPAIRINGS; p++)
         for (int t = 0; t < 4; t++) {
             const ref_gcase nan_c = ref_gemm_nan_c_case(kt_pairings[p], t, p * 10 + (size_t)t);
-            bad += run_case(&nan_c);
+            bad += run_case(cmp, &nan_c);
             const ref_gcase specials =
                 ref_gemm_specials_case(kt_pairings[p], t, p * 10 + (size_t)t + 5);
-            bad += run_case(&specials);
+            bad += run_case(cmp, &specials);
         }
     ck_assert_uint_eq(bad, 0);
 }
-END_TEST
 
-START_TEST(k_zero_and_alpha_zero_bit_exact)
+GO_CASE(k_zero_and_alpha_zero_bit_exact)
 {
+    const go_cmp *cmp = &c->cmp;
     size_t bad = 0;
     for (size_t p = 0; p < KT_NPAIRINGS; p++)
         for (int v = 0; v < 4; v++) {
@@ -160,13 +162,12 @@ START_TEST(k_zero_and_alpha_zero_bit_exact)
             c.beta = v & 2 ? 0.0f : -0.3f;
             c.pad_c = 3;
             c.exact = true;
-            bad += run_case(&c);
+            bad += run_case(cmp, &c);
         }
     ck_assert_uint_eq(bad, 0);
 }
-END_TEST
 
-START_TEST(unsupported_and_bad_arguments_alike)
+GO_CASE(unsupported_and_bad_arguments_alike)
 {
     ak_backend *both[2] = {cpu, gpu};
     for (int i = 0; i < 2; i++) {
@@ -194,19 +195,18 @@ START_TEST(unsupported_and_bad_arguments_alike)
         kt_buf_free(&h);
     }
 }
-END_TEST
 
-int main(void)
-{
-    kt_require_cuda_or_skip();
-    Suite *s = suite_create("kernels_gpu_gemm");
-    TCase *tc = tcase_create("gpu_gemm");
-    kt_open_both_around(tc, &cpu, &gpu);
-    tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, every_pairing_within_the_bound, 0, KT_NPAIRINGS);
-    tcase_add_test(tc, beta_zero_nan_c_and_specials);
-    tcase_add_test(tc, k_zero_and_alpha_zero_bit_exact);
-    tcase_add_test(tc, unsupported_and_bad_arguments_alike);
-    suite_add_tcase(s, tc);
-    return ts_run_suite(s);
-}
+#define GEMM_CMP                                                                                   \
+    {                                                                                              \
+        GO_CLOSE, 0, 1, 1, false, false,                                                           \
+            "kernels/gemm.c: 2 (k + 4) 2u S + 2 e_in S' + ulp_C(max(|C_cuda|, |C_cpu|))"           \
+    }
+static const go_case rows[] = {
+    {"gemm", "every_pairing_within_the_bound", KT_NPAIRINGS, every_pairing_within_the_bound,
+     GEMM_CMP},
+    {"gemm", "beta_zero_nan_c_and_specials", 1, beta_zero_nan_c_and_specials, GEMM_CMP},
+    {"gemm", "k_zero_and_alpha_zero_bit_exact", 1, k_zero_and_alpha_zero_bit_exact, GEMM_CMP},
+    {"gemm", "unsupported_and_bad_arguments_alike", 1, unsupported_and_bad_arguments_alike,
+     GO_BITS},
+};
+GO_FAMILY(gemm, rows);

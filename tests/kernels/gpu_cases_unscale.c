@@ -1,12 +1,13 @@
-/* gpu_unscale: ak_unscale_check on the cuda backend against the cpu backend:
- * the same elements bit for bit and the same found-inf, for lists longer
- * than one launch's table, large tensors, odd offsets and lengths. */
+/* gpu_cases_unscale: ak_scale and ak_unscale_check on the cuda backend
+ * against the cpu backend: the same elements bit for bit and the same
+ * found-inf; ak_scale by every kind of factor, ak_unscale_check on lists
+ * longer than one launch's table, large tensors, odd offsets and lengths. */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_main.h"
-#include "kt.h"
+#include "gpu_ops.h"
 
 /* A list of tensors in one backend's memory, each at an odd element offset
  * inside its own guarded buffer. */
@@ -124,8 +125,9 @@ static float unscale_on(ak_backend *b, size_t count, const size_t *sizes, const 
 static ak_backend *cpu, *gpu;
 
 /* cuda vs cpu on one list; returns the mismatching elements (the flags must agree). */
-static size_t compare(size_t count, const size_t *sizes, const fpe_format_id *fmts, void **x,
-                      float inv_scale, float found0, float expect_flag)
+static size_t compare(const go_cmp *cmp, size_t count, const size_t *sizes,
+                      const fpe_format_id *fmts, void **x, float inv_scale, float found0,
+                      float expect_flag)
 {
     void **want = host_alloc(count, sizes), **got = host_alloc(count, sizes);
     const float fc = unscale_on(cpu, count, sizes, fmts, x, inv_scale, found0, want);
@@ -136,8 +138,7 @@ static size_t compare(size_t count, const size_t *sizes, const fpe_format_id *fm
     for (size_t i = 0; i < count; i++) {
         char what[48];
         snprintf(what, sizeof what, "grads[%zu] (%s)", i, ts_format_name(fmts[i]));
-        bad +=
-            kt_count_mismatches(what, got[i], want[i], sizes[i], ak_dtype_size((ak_dtype)fmts[i]));
+        bad += go_compare_packed(what, cmp, (ak_dtype)fmts[i], want[i], got[i], sizes[i]);
     }
     host_free(want, count);
     host_free(got, count);
@@ -154,8 +155,9 @@ static void random_list(ts_rng *rng, size_t count, size_t *sizes, fpe_format_id 
 
 /* Lists around and past one launch's table (128 tensors), a non-finite
  * element in the first, a middle or the last tensor, or none. */
-START_TEST(many_tensors)
+GO_CASE(many_tensors)
 {
+    const go_cmp *cmp = &c->cmp;
     static const size_t counts[] = {1, 127, 128, 129, 300, 1000};
     ts_rng rng;
     ts_rng_init(&rng, ts_seed() + (uint64_t)_i);
@@ -169,9 +171,10 @@ START_TEST(many_tensors)
     void **x = host_make(count, sizes, fmts, ts_seed() + 10);
     make_finite(x, count, sizes, fmts);
     const float inv_scale = 0x1.8p-9f;
-    ck_assert_uint_eq(compare(count, sizes, fmts, x, inv_scale, 0.0f, 0.0f), 0);
-    ck_assert_uint_eq(compare(count, sizes, fmts, x, inv_scale, 1.0f, 1.0f), 0); /* never cleared */
-    ck_assert_uint_eq(compare(count, sizes, fmts, x, 1.0f, 0.0f, 0.0f), 0);
+    ck_assert_uint_eq(compare(cmp, count, sizes, fmts, x, inv_scale, 0.0f, 0.0f), 0);
+    ck_assert_uint_eq(compare(cmp, count, sizes, fmts, x, inv_scale, 1.0f, 1.0f),
+                      0); /* never cleared */
+    ck_assert_uint_eq(compare(cmp, count, sizes, fmts, x, 1.0f, 0.0f, 0.0f), 0);
     const size_t where[3] = {0, count / 2, count - 1};
     for (int w = 0; w < 3; w++) {
         size_t t = where[w];
@@ -182,20 +185,20 @@ START_TEST(many_tensors)
             ((uint32_t *)x[t])[j] = w == 1 ? 0x7F800001u : 0xFF800000u;
         else
             ((uint16_t *)x[t])[j] = fmts[t] == FPE_FMT_F16 ? 0x7C00 : 0xFFC1;
-        ck_assert_uint_eq(compare(count, sizes, fmts, x, inv_scale, 0.0f, 1.0f), 0);
-        ck_assert_uint_eq(compare(count, sizes, fmts, x, 1.0f, 0.0f, 1.0f), 0);
+        ck_assert_uint_eq(compare(cmp, count, sizes, fmts, x, inv_scale, 0.0f, 1.0f), 0);
+        ck_assert_uint_eq(compare(cmp, count, sizes, fmts, x, 1.0f, 0.0f, 1.0f), 0);
         make_finite(x, count, sizes, fmts);
     }
     host_free(x, count);
     free(sizes);
     free(fmts);
 }
-END_TEST
 
 /* Large tensors of every dtype (2^24 + 3 elements and odd lengths), every
  * pattern class, several factors. */
-START_TEST(large_tensors)
+GO_CASE(large_tensors)
 {
+    const go_cmp *cmp = &c->cmp;
     static const uint32_t factors[] = {
         0x3F800000u, 0x39800000u /* 2^-12 */, 0x3EAAAAABu, 0x00000001u, 0x7F800000u, 0x7FC00123u,
         0x00000000u};
@@ -205,21 +208,63 @@ START_TEST(large_tensors)
     for (size_t k = 0; k < sizeof factors / sizeof factors[0]; k++) {
         float f;
         memcpy(&f, &factors[k], 4);
-        ck_assert_msg(compare(4, sizes, fmts, x, f, 0.0f, 1.0f) == 0, "factor 0x%08x", factors[k]);
+        ck_assert_msg(compare(cmp, 4, sizes, fmts, x, f, 0.0f, 1.0f) == 0, "factor 0x%08x",
+                      factors[k]);
     }
     host_free(x, 4);
 }
-END_TEST
 
-int main(void)
+static const uint32_t scale_factors[] = {0x3F800000u, 0x37800000u, 0x47800000u, 0x3DCCCCCDu,
+                                         0xBFC00000u, 0x0DA24260u, 0x7149F2CAu, 0x00000001u,
+                                         0x00456789u, 0x00000000u, 0x80000000u, 0x7F800000u,
+                                         0xFF800000u, 0x7FC00123u, 0xFF812345u};
+
+/* x *= factor on backend b, x at offset off in a guarded buffer. */
+static void scale_on(ak_backend *b, fpe_format_id f, const void *x, size_t n, size_t off,
+                     uint32_t factor, void *out)
 {
-    kt_require_cuda_or_skip();
-    Suite *s = suite_create("kernels_gpu_unscale");
-    TCase *tc = tcase_create("gpu_unscale");
-    kt_open_both_around(tc, &cpu, &gpu);
-    tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, many_tensors, 0, 6);
-    tcase_add_test(tc, large_tensors);
-    suite_add_tcase(s, tc);
-    return ts_run_suite(s);
+    const size_t size = ak_dtype_size((ak_dtype)f);
+    kt_buf buf = kt_buf_alloc(b, n + off, (ak_dtype)f);
+    const ak_tensor t = ak_tensor_of((char *)buf.t.data + off * size, n, (ak_dtype)f);
+    kt_dev_put(b, t.data, x, n * size);
+    float *fac = kt_dev_alloc(b, sizeof(float));
+    kt_dev_put(b, fac, &factor, sizeof factor);
+    ck_assert_msg(ak_scale(b, t, fac) == AK_OK, "%s ak_scale: %s", ak_backend_name(b), ak_error(b));
+    kt_dev_get(b, out, t.data, n * size);
+    ck_assert(kt_buf_guards_ok(&buf));
+    kt_buf_free(&buf);
+    kt_dev_free(b, fac);
 }
+
+/* _i = format: ak_scale by every factor, cuda vs cpu. */
+GO_CASE(scale_every_factor)
+{
+    const go_cmp *cmp = &c->cmp;
+    const fpe_format_id f = (fpe_format_id)kt_dtypes[_i];
+    const size_t size = ak_dtype_size((ak_dtype)f);
+    for (int big = 0; big < 2; big++) {
+        const size_t n = big ? ((size_t)1 << 24) + 3 : ((size_t)1 << 18) + 5;
+        void *x = go_inputs(f, n, ts_seed() + 50 + (uint64_t)_i);
+        void *want = malloc(n * size), *got = malloc(n * size);
+        ck_assert(want && got);
+        const size_t nf = big ? 2 : sizeof scale_factors / sizeof scale_factors[0];
+        for (size_t k = 0; k < nf; k++) {
+            const uint32_t fac = big ? scale_factors[k + 3] : scale_factors[k];
+            scale_on(cpu, f, x, n, 1, fac, want);
+            scale_on(gpu, f, x, n, 1, fac, got);
+            char what[48];
+            snprintf(what, sizeof what, "%s * 0x%08x", ts_format_name(f), fac);
+            ck_assert_uint_eq(go_compare_packed(what, cmp, (ak_dtype)f, want, got, n), 0);
+        }
+        free(x);
+        free(want);
+        free(got);
+    }
+}
+
+static const go_case rows[] = {
+    {"scale", "scale_every_factor", 3, scale_every_factor, GO_BITS},
+    {"unscale_check", "many_tensors", 6, many_tensors, GO_BITS},
+    {"unscale_check", "large_tensors", 1, large_tensors, GO_BITS},
+};
+GO_FAMILY(unscale, rows);

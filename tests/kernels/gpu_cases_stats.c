@@ -1,4 +1,4 @@
-/* gpu_stats: ak_stats_accumulate on cuda against the cpu backend: every
+/* gpu_cases_stats: ak_stats_accumulate on cuda against the cpu backend: every
  * field equal, amax bit for bit, on large arrays of each dtype (with NaNs,
  * infinities, subnormals), at misaligned starts, at every small size, over
  * accumulated calls; guard regions; then the kernel's bandwidth next to a
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "check_main.h"
+#include "gpu_ops.h"
 #include "ref_stats.h"
 
 #define BIG (((size_t)1 << 24) + 5)
@@ -112,23 +112,19 @@ static void big(ak_dtype dt, bool gaussian)
     ck_assert_msg(bad == 0, "%zu differences", bad);
 }
 
-START_TEST(big_fp32) { big(AK_F32, false); }
-END_TEST
-START_TEST(big_fp16) { big(AK_F16, false); }
-END_TEST
-START_TEST(big_bf16) { big(AK_BF16, false); }
-END_TEST
-START_TEST(big_gaussian)
+GO_CASE(big_fp32) { big(AK_F32, false); }
+GO_CASE(big_fp16) { big(AK_F16, false); }
+GO_CASE(big_bf16) { big(AK_BF16, false); }
+GO_CASE(big_gaussian)
 {
     big(AK_F32, true);
     big(AK_F16, true);
     big(AK_BF16, true);
 }
-END_TEST
 
 /* Every size up to 70 at every start within 16 bytes: heads and tails
  * without vectors, vectors without tails. */
-START_TEST(small_sizes)
+GO_CASE(small_sizes)
 {
     size_t bad = 0;
     for (int d = 0; d < 3; d++) {
@@ -141,11 +137,10 @@ START_TEST(small_sizes)
     }
     ck_assert_msg(bad == 0, "%zu differences", bad);
 }
-END_TEST
 
 /* One value everywhere (zeros, a constant) and long runs: the per-thread
  * merging of equal bins. */
-START_TEST(constant_tensors)
+GO_CASE(constant_tensors)
 {
     const size_t n = ((size_t)1 << 22) + 3;
     uint32_t *x = calloc(n, sizeof *x);
@@ -160,11 +155,10 @@ START_TEST(constant_tensors)
     free(x);
     ck_assert_msg(bad == 0, "%zu differences", bad);
 }
-END_TEST
 
 /* Several calls into one result equal one call over the concatenation,
  * and the cpu's calls. */
-START_TEST(accumulates)
+GO_CASE(accumulates)
 {
     const size_t n = BIG, cuts[] = {0, 1000001, 1000002, 9999999, n};
     size_t bad = 0;
@@ -204,7 +198,6 @@ START_TEST(accumulates)
     }
     ck_assert_msg(bad == 0, "%zu differences", bad);
 }
-END_TEST
 
 /* ---- bandwidth ---------------------------------------------------------------- */
 static double seconds(void)
@@ -217,7 +210,7 @@ static double seconds(void)
 /* Prints the stats kernel's read bandwidth and that of a device-to-device
  * copy of the same bytes (counted once, as the copy reads them; it also
  * writes as many). */
-START_TEST(bandwidth)
+GO_CASE(bandwidth)
 {
     const size_t bytes = (size_t)256 << 20;
     const int reps = 20;
@@ -259,23 +252,17 @@ START_TEST(bandwidth)
     kt_dev_free(gpu, r);
     kt_dev_free(gpu, scale);
 }
-END_TEST
 
-int main(void)
-{
-    kt_require_cuda_or_skip();
-    Suite *s = suite_create("kernels_gpu_stats");
-    TCase *tc = tcase_create("gpu_stats");
-    tcase_set_timeout(tc, 600);
-    kt_open_both_around(tc, &cpu, &gpu);
-    tcase_add_test(tc, small_sizes);
-    tcase_add_test(tc, constant_tensors);
-    tcase_add_test(tc, big_fp32);
-    tcase_add_test(tc, big_fp16);
-    tcase_add_test(tc, big_bf16);
-    tcase_add_test(tc, big_gaussian);
-    tcase_add_test(tc, accumulates);
-    tcase_add_test(tc, bandwidth);
-    suite_add_tcase(s, tc);
-    return ts_run_suite(s);
-}
+/* The statistics are counts and a bit pattern: every word of the result
+ * struct must be equal (compare above). */
+static const go_case rows[] = {
+    {"stats", "small_sizes", 1, small_sizes, GO_BITS},
+    {"stats", "constant_tensors", 1, constant_tensors, GO_BITS},
+    {"stats", "big_fp32", 1, big_fp32, GO_BITS},
+    {"stats", "big_fp16", 1, big_fp16, GO_BITS},
+    {"stats", "big_bf16", 1, big_bf16, GO_BITS},
+    {"stats", "big_gaussian", 1, big_gaussian, GO_BITS},
+    {"stats", "accumulates", 1, accumulates, GO_BITS},
+    {"stats", "bandwidth", 1, bandwidth, GO_BITS},
+};
+GO_FAMILY(stats, rows);

@@ -1,4 +1,4 @@
-/* gpu_conv: ak_conv2d_forward/backward on cuda against the cpu backend.
+/* gpu_cases_conv: ak_conv2d_forward/backward on cuda against the cpu backend.
  *
  * Both lower the convolution to the same GEMMs with the same index code
  * (kernels/elem/im2col.h), so they differ only as their GEMMs do
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_main.h"
+#include "gpu_ops.h"
 #include "ref_conv.h"
 
 /* Both backends, open during each test (kt_open_both_around). */
@@ -59,29 +59,17 @@ static void t_free(tens *t)
     ref_tensor_free(&t->h);
 }
 
-/* Compares the two backends' results: NaN and inf exactly, values within
- * rel s[i] + ulps ulp(max) + extra[i] (all zero: equal values). */
-static size_t compare(const char *what, tens *t, const double *s, double rel, double ulps,
-                      const double *extra)
+/* Compares the two backends' results as cmp says, with rel and ulps in
+ * place of its own (the terms of the output's bound), s[i] the sum of
+ * |products| and extra[i] more (all zero: equal values). */
+static size_t compare(const char *what, const go_cmp *cmp, tens *t, const double *s, double rel,
+                      double ulps, const double *extra)
 {
-    const size_t n = t->h.n;
-    uint32_t *gc = malloc((n + 1) * 4), *gg = malloc((n + 1) * 4);
+    go_cmp here = *cmp;
+    here.rel = rel;
+    here.ulps = ulps;
     ck_assert(ak_sync(gpu) == AK_OK);
-    kt_buf_get(&t->d.c, gc);
-    kt_buf_get(&t->d.g, gg);
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        const double vc = kt_value(t->h.dt, gc[i]), vg = kt_value(t->h.dt, gg[i]);
-        const double bound = rel * (s ? s[i] : 0) +
-                             ulps * kt_ulp(t->h.dt, fmax(fabs(vc), fabs(vg))) +
-                             (extra ? extra[i] : 0);
-        if (!kt_agree_within(vc, vg, bound) && bad++ < 4)
-            printf("%s[%zu]: cpu %.9g (0x%x), cuda %.9g (0x%x), bound %.3g\n", what, i, vc, gc[i],
-                   vg, gg[i], bound);
-    }
-    free(gc);
-    free(gg);
-    return bad;
+    return go_compare_twin(what, &here, &t->d, s, extra);
 }
 
 static ak_tensor side(const tens *t, int on_gpu) { return on_gpu ? t->d.g.t : t->d.c.t; }
@@ -96,7 +84,8 @@ static const ak_conv2d shapes[] = {
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
 /* Forward and backward of one shape and pairing on both backends. */
-static size_t run_case(ak_conv2d c, kt_pairing p, size_t variant, bool one_hot, bool nan_x)
+static size_t run_case(const go_cmp *cmp, ak_conv2d c, kt_pairing p, size_t variant, bool one_hot,
+                       bool nan_x)
 {
     static const ak_dtype others[] = {AK_F32, AK_F16, AK_BF16};
     c.compute = p.k;
@@ -153,23 +142,23 @@ static size_t run_case(ak_conv2d c, kt_pairing p, size_t variant, bool one_hot, 
     if (one_hot) {
         /* one product per output, the rest exact zeros: equal on both */
         snprintf(name, sizeof name, "%s y", what);
-        bad += compare(name, &y, NULL, 0, 0, NULL);
+        bad += compare(name, cmp, &y, NULL, 0, 0, NULL);
         snprintf(name, sizeof name, "%s dx", what);
-        bad += compare(name, &dx, NULL, 0, 0, NULL);
+        bad += compare(name, cmp, &dx, NULL, 0, 0, NULL);
     } else {
         /* y = RN(GEMM) + bias, rounded again: a unit of the GEMM part too */
         for (size_t i = 0; i < ny; i++)
             gemm_part[i] = 2 * kt_ulp(p.out, sy[i]);
         snprintf(name, sizeof name, "%s y", what);
-        bad += compare(name, &y, sy, 2 * (double)(kk + 4) * 2 * u + 2 * e_in, 2, gemm_part);
+        bad += compare(name, cmp, &y, sy, 2 * (double)(kk + 4) * 2 * u + 2 * e_in, 2, gemm_part);
         snprintf(name, sizeof name, "%s dx", what);
-        bad += compare(name, &dx, g.sx, 2 * (double)(c.out_ch + 4) * 2 * u + 2 * u + 2 * e_in, 2,
-                       NULL);
+        bad += compare(name, cmp, &dx, g.sx, 2 * (double)(c.out_ch + 4) * 2 * u + 2 * u + 2 * e_in,
+                       2, NULL);
     }
     snprintf(name, sizeof name, "%s dw", what);
-    bad += compare(name, &dw, g.sw, 2 * (double)(np + 4) * 2 * u + 2 * e_in, 2, NULL);
+    bad += compare(name, cmp, &dw, g.sw, 2 * (double)(np + 4) * 2 * u + 2 * e_in, 2, NULL);
     snprintf(name, sizeof name, "%s dbias", what);
-    bad += compare(name, &db, g.sb, 0x1p-45, 1, NULL);
+    bad += compare(name, cmp, &db, g.sb, 0x1p-45, 1, NULL);
     t_free(&x);
     t_free(&w);
     t_free(&bias);
@@ -185,48 +174,48 @@ static size_t run_case(ak_conv2d c, kt_pairing p, size_t variant, bool one_hot, 
     return bad;
 }
 
-START_TEST(every_pairing_within_the_bound)
+GO_CASE(every_pairing_within_the_bound)
 {
+    const go_cmp *cmp = &c->cmp;
     size_t bad = 0;
     for (size_t s = 0; s < NSHAPES; s++)
-        bad += run_case(shapes[s], kt_pairings[_i], s, false, false);
-    bad += run_case(shapes[1], kt_pairings[_i], 1, false, true);
+        bad += run_case(cmp, shapes[s], kt_pairings[_i], s, false, false);
+    bad += run_case(cmp, shapes[1], kt_pairings[_i], 1, false, true);
     ck_assert_uint_eq(bad, 0);
 }
-END_TEST
 
 /* With a one-hot kernel every output is one exact product: the backends
  * agree exactly on y and dx (the fast types excepted: cuBLAS may round
  * their inputs otherwise than the cpu). */
-START_TEST(one_hot_kernels_agree_exactly)
+GO_CASE(one_hot_kernels_agree_exactly)
 {
+    const go_cmp *cmp = &c->cmp;
     size_t bad = 0;
     const size_t exact[] = {0, 4, 5, 6, 7, 8};
     for (size_t e = 0; e < sizeof exact / sizeof exact[0]; e++)
         for (size_t s = 0; s < NSHAPES; s++)
-            bad += run_case(shapes[s], kt_pairings[exact[e]], s + e, true, e == 0);
+            bad += run_case(cmp, shapes[s], kt_pairings[exact[e]], s + e, true, e == 0);
     ck_assert_uint_eq(bad, 0);
 }
-END_TEST
 
-START_TEST(unsupported_and_bad_arguments_alike)
+GO_CASE(unsupported_and_bad_arguments_alike)
 {
     ak_backend *both[2] = {cpu, gpu};
-    const ak_conv2d c = ref_conv_geom(2, 3, 6, 6, 4, 3, 3, 1, 0);
+    const ak_conv2d geom = ref_conv_geom(2, 3, 6, 6, 4, 3, 3, 1, 0);
     for (int i = 0; i < 2; i++) {
         ak_backend *b = both[i];
         kt_buf x = kt_buf_alloc(b, 216, AK_F32), w = kt_buf_alloc(b, 108, AK_F32),
                y = kt_buf_alloc(b, 128, AK_F16);
-        ck_assert_int_eq(ak_conv2d_forward(b, &c, y.t, x.t, w.t, ak_tensor_none()),
+        ck_assert_int_eq(ak_conv2d_forward(b, &geom, y.t, x.t, w.t, ak_tensor_none()),
                          AK_EUNSUPPORTED);
         ck_assert_str_eq(ak_error(b), "ak_conv2d_forward: compute type 32F with fp32 w and x needs "
                                       "fp32 y, got fp32/fp32/fp16");
-        ak_conv2d bad = c;
+        ak_conv2d bad = geom;
         bad.compute = AK_COMPUTE_16F;
         ck_assert_int_eq(ak_conv2d_backward(b, &bad, ak_tensor_none(), w.t, ak_tensor_none(),
                                             ak_tensor_of(x.t.data, 128, AK_F32), x.t, w.t),
                          AK_EUNSUPPORTED);
-        bad = c;
+        bad = geom;
         bad.stride = 0;
         ck_assert_int_eq(ak_conv2d_forward(b, &bad, y.t, x.t, w.t, ak_tensor_none()), AK_EINVAL);
         ck_assert_str_eq(ak_error(b), "ak_conv2d_forward: stride is 0");
@@ -236,18 +225,20 @@ START_TEST(unsupported_and_bad_arguments_alike)
         kt_buf_free(&y);
     }
 }
-END_TEST
 
-int main(void)
-{
-    kt_require_cuda_or_skip();
-    Suite *s = suite_create("kernels_gpu_conv");
-    TCase *tc = tcase_create("gpu_conv");
-    kt_open_both_around(tc, &cpu, &gpu);
-    tcase_set_timeout(tc, 300);
-    tcase_add_loop_test(tc, every_pairing_within_the_bound, 0, KT_NPAIRINGS);
-    tcase_add_test(tc, one_hot_kernels_agree_exactly);
-    tcase_add_test(tc, unsupported_and_bad_arguments_alike);
-    suite_add_tcase(s, tc);
-    return ts_run_suite(s);
-}
+#define CONV_CMP                                                                                   \
+    {                                                                                              \
+        GO_CLOSE, 0, 2, 1, false, false,                                                           \
+            "kernels/gemm.c's bound per GEMM: y, dw, dx within rel S + 2 ulp, dbias 2^-45 S + "    \
+            "ulp "                                                                                 \
+            "(this file's first comment)"                                                          \
+    }
+static const go_case rows[] = {
+    {"conv2d_forward conv2d_backward", "every_pairing_within_the_bound", KT_NPAIRINGS,
+     every_pairing_within_the_bound, CONV_CMP},
+    {"conv2d_forward conv2d_backward", "one_hot_kernels_agree_exactly", 1,
+     one_hot_kernels_agree_exactly, CONV_CMP},
+    {"conv2d_forward conv2d_backward", "unsupported_and_bad_arguments_alike", 1,
+     unsupported_and_bad_arguments_alike, GO_BITS},
+};
+GO_FAMILY(conv, rows);

@@ -1,4 +1,4 @@
-/* gpu_update: ak_opt_step_begin and ak_update on cuda against the cpu
+/* gpu_cases_update: ak_opt_step_begin and ak_update on cuda against the cpu
  * backend, on the same inputs.
  *
  * kernels.h promises weights, model copies, moments and the state bit for
@@ -11,11 +11,15 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_main.h"
+#include "gpu_ops.h"
 #include "ref_update.h"
+
+/* Both backends, open during each test (kt_open_both_around). */
+static ak_backend *cpu, *gpu;
 
 /* A value of training size (random sign, magnitude 2^lo .. 2^hi) or, one
  * time in `special_one_in`, one of kt's corner patterns. */
@@ -88,8 +92,7 @@ static void compare_all(ref_rig *c, ref_rig *g, int step)
 static void run_case(ak_opt_config cfg, ref_layout L, size_t n, int steps, unsigned special_one_in,
                      bool with_loss, uint64_t seed)
 {
-    ak_backend *bc, *bg;
-    kt_open_both(&bc, &bg);
+    ak_backend *bc = cpu, *bg = gpu;
     ref_rig c, g;
     ref_rig_open(&c, bc, &L, n);
     ref_rig_open(&g, bg, &L, n);
@@ -125,7 +128,6 @@ static void run_case(ak_opt_config cfg, ref_layout L, size_t n, int steps, unsig
     free(host);
     ref_rig_close(&c);
     ref_rig_close(&g);
-    kt_close_both(bc, bg);
 }
 
 /* ref_config with dampening for momentum and the rounding mode given. */
@@ -138,7 +140,7 @@ static ak_opt_config config(ak_optimizer kind, float lr, float wd, fpe_round mod
 }
 
 /* Every optimizer with O0, O2 (both model formats, RNE and SR) and O3. */
-START_TEST(every_optimizer_and_layout)
+GO_CASE(every_optimizer_and_layout)
 {
     const size_t n = 100003;
     for (int kind = AK_OPT_SGD; kind <= AK_OPT_ADAMW; kind++) {
@@ -164,11 +166,10 @@ START_TEST(every_optimizer_and_layout)
                      n, 4, 0, true, (uint64_t)(kind * 100) + k);
     }
 }
-END_TEST
 
 /* Special values mixed in (NaNs with payloads, infinities, subnormals,
  * extremes): the NaNs stored must be the same bits too. */
-START_TEST(special_values)
+GO_CASE(special_values)
 {
     for (int kind = AK_OPT_SGD; kind <= AK_OPT_ADAMW; kind++) {
         const int m = kind == AK_OPT_SGD ? REF_NONE : AK_F16,
@@ -181,13 +182,12 @@ START_TEST(special_values)
                  50021, 3, 4, true, 1200 + (uint64_t)kind);
     }
 }
-END_TEST
 
 /* The cuda fast path (fp32 masters, RNE, no rounding loss asked for): every
  * optimizer, no model copy (O0) and fp16/bf16 copies, fp32 and 16-bit
  * gradients, special values (canonical NaNs in the copies), an element
  * count that leaves a tail of 3 after the groups of four. */
-START_TEST(fast_path)
+GO_CASE(fast_path)
 {
     for (int kind = AK_OPT_SGD; kind <= AK_OPT_ADAMW; kind++) {
         const int m = kind == AK_OPT_SGD ? REF_NONE : AK_F32,
@@ -200,11 +200,10 @@ START_TEST(fast_path)
                          3000 + (uint64_t)(kind * 10 + a * 3 + k));
     }
 }
-END_TEST
 
 /* Millions of elements: many blocks, the grid-stride loop, the per-block
  * reductions and their atomics; also the update without a loss. */
-START_TEST(large_tensors)
+GO_CASE(large_tensors)
 {
     const size_t n = (size_t)5 << 20 | 7;
     run_case(config(AK_OPT_ADAMW, 1e-3f, 0.01f, FPE_SR_PROP),
@@ -214,18 +213,13 @@ START_TEST(large_tensors)
     run_case(config(AK_OPT_ADAM, 1e-3f, 0, FPE_RNE),
              ref_lay(false, AK_BF16, AK_BF16, AK_F16, AK_BF16), n, 2, 0, false, 2002);
 }
-END_TEST
 
-int main(void)
-{
-    kt_require_cuda_or_skip();
-    Suite *s = suite_create("kernels_gpu_update");
-    TCase *tc = tcase_create("gpu_update");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, every_optimizer_and_layout);
-    tcase_add_test(tc, special_values);
-    tcase_add_test(tc, fast_path);
-    tcase_add_test(tc, large_tensors);
-    suite_add_tcase(s, tc);
-    return ts_run_suite(s);
-}
+/* Weights, model copies, moments and the state bit for bit (compare_all),
+ * the loss counts exactly and its sums to 1e-12 relative (ref_check_loss). */
+static const go_case rows[] = {
+    {"opt_step_begin update", "every_optimizer_and_layout", 1, every_optimizer_and_layout, GO_BITS},
+    {"opt_step_begin update", "special_values", 1, special_values, GO_BITS},
+    {"opt_step_begin update", "fast_path", 1, fast_path, GO_BITS},
+    {"opt_step_begin update", "large_tensors", 1, large_tensors, GO_BITS},
+};
+GO_FAMILY(update, rows);

@@ -1,4 +1,4 @@
-/* gpu_loss: the cuda backend against the cpu backend on the same inputs:
+/* gpu_cases_loss: the cuda backend against the cpu backend on the same inputs:
  * softmax cross-entropy (loss within one fp32 ulp, every gradient within
  * one ulp of its dtype, correct exactly) and mean squared error (loss
  * within one fp32 ulp, gradient bit for bit), NaN and the sign of
@@ -7,11 +7,11 @@
  * the scalar outputs included. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_main.h"
-#include "kt.h"
+#include "gpu_ops.h"
 
 /* Both backends, open during each test (kt_open_both_around). */
 static ak_backend *cpu, *gpu;
@@ -19,15 +19,15 @@ static ak_backend *cpu, *gpu;
 /* One tensor (or scalar slot) on both backends. */
 static kt_twin twin_alloc(size_t n, ak_dtype dt) { return kt_twin_alloc(cpu, gpu, n, dt); }
 
-/* Whether two elements of dt agree to within max_ulps: NaN with NaN (both
- * the default NaN: the same bits), an infinity with the same infinity, and
- * otherwise by ulp distance (-0 == +0). */
-static bool agree(ak_dtype dt, uint32_t a, uint32_t b, int max_ulps)
+/* The scalar losses of both ops: within one fp32 ulp, any NaN with any NaN,
+ * an infinity with the same one (kernels/loss.c). */
+static const go_cmp loss_cmp = {
+    GO_CLOSE, 1, 0, 0, false, false, "kernels/loss.c: the loss within one fp32 ulp"};
+
+static bool loss_agrees(float cpu_loss, float gpu_loss)
 {
-    const double va = kt_value(dt, a), vb = kt_value(dt, b);
-    if (isnan(va) || isnan(vb)) return a == b;
-    if (isinf(va) || isinf(vb)) return va == vb;
-    return kt_ulp_distance(dt, a, b) <= max_ulps;
+    const uint32_t c = kt_f32_bits(cpu_loss), g = kt_f32_bits(gpu_loss);
+    return go_compare("loss", &loss_cmp, AK_F32, &c, &g, 1, NULL, NULL) == 0;
 }
 
 /* ---- softmax cross-entropy ------------------------------------------------------------------ */
@@ -85,23 +85,17 @@ static void free_outputs(xent_outputs *out)
 
 /* The stated bound: loss within one fp32 ulp, each gradient within one ulp
  * of dd, NaN and inf signs exact, correct exact. */
-static void check_xent(size_t batch, size_t classes, ak_dtype dl, ak_dtype dd,
+static void check_xent(const go_cmp *cmp, size_t batch, size_t classes, ak_dtype dl, ak_dtype dd,
                        const uint32_t *logits, const int32_t *labels, const float *scale)
 {
     xent_outputs out;
     run_xent(batch, classes, dl, dd, logits, labels, labels, scale, &out);
-    ck_assert_msg(agree(AK_F32, kt_f32_bits(out.loss[0]), kt_f32_bits(out.loss[1]), 1) ||
-                      (isnan(out.loss[0]) && isnan(out.loss[1])),
+    ck_assert_msg(loss_agrees(out.loss[0], out.loss[1]),
                   "loss: cpu %.9g cuda %.9g (%zux%zu, logits %s)", (double)out.loss[0],
                   (double)out.loss[1], batch, classes, ak_dtype_name(dl));
     ck_assert_int_eq(out.correct[0], out.correct[1]);
-    size_t bad = 0;
-    for (size_t i = 0; i < batch * classes; i++) {
-        if (agree(dd, out.dlogits[0][i], out.dlogits[1][i], 1)) continue;
-        if (bad++ < 8)
-            printf("dlogits[%zu] (%s): cpu 0x%x cuda 0x%x\n", i, ak_dtype_name(dd),
-                   out.dlogits[0][i], out.dlogits[1][i]);
-    }
+    const size_t bad =
+        go_compare("dlogits", cmp, dd, out.dlogits[0], out.dlogits[1], batch * classes, NULL, NULL);
     ck_assert_msg(bad == 0, "%zu dlogits differ (%zux%zu, logits %s, dlogits %s)", bad, batch,
                   classes, ak_dtype_name(dl), ak_dtype_name(dd));
     free_outputs(&out);
@@ -128,8 +122,9 @@ static void make_logits(ts_rng *r, ak_dtype dl, size_t batch, size_t classes, do
     logits[5 * classes + 1] = kt_from_f64(dl, -80.0);
 }
 
-START_TEST(softmax_within_bound)
+GO_CASE(softmax_within_bound)
 {
+    const go_cmp *cmp = &c->cmp;
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 30);
     /* LeNet / MLP classifiers (32 x 10), a block of 32 threads with 33
@@ -144,20 +139,19 @@ START_TEST(softmax_within_bound)
             const ak_dtype dl = kt_dtypes[c % 3], dd = kt_dtypes[c / 3];
             if (n > 100000 && dl != dd) continue; /* the large shape: matching dtypes */
             make_logits(&r, dl, batch, classes, 20.0, true, logits, labels);
-            check_xent(batch, classes, dl, dd, logits, labels, NULL);
-            check_xent(batch, classes, dl, dd, logits, labels, &scale);
+            check_xent(cmp, batch, classes, dl, dd, logits, labels, NULL);
+            check_xent(cmp, batch, classes, dl, dd, logits, labels, &scale);
             make_logits(&r, dl, batch, classes, 1.0, false, logits,
                         labels); /* close probabilities */
-            check_xent(batch, classes, dl, dd, logits, labels, &scale);
+            check_xent(cmp, batch, classes, dl, dd, logits, labels, &scale);
         }
         /* every kind of pattern as logits: mostly non-finite rows */
         kt_fill_bits(&r, AK_F32, logits, n);
-        check_xent(batch, classes, AK_F32, AK_F16, logits, labels, NULL);
+        check_xent(cmp, batch, classes, AK_F32, AK_F16, logits, labels, NULL);
         free(logits);
         free(labels);
     }
 }
-END_TEST
 
 /* A host argmax: the first NaN, else the first maximum. */
 static size_t host_argmax(ak_dtype dl, const uint32_t *row, size_t classes)
@@ -174,8 +168,9 @@ static size_t host_argmax(ak_dtype dl, const uint32_t *row, size_t classes)
 /* cuda cannot reject bad labels without a host wait: their rows become NaN
  * (so the loss is NaN) and are never correct, and nothing outside the
  * tensors is touched.  The other rows match the cpu's. */
-START_TEST(softmax_bad_labels_on_cuda)
+GO_CASE(softmax_bad_labels_on_cuda)
 {
+    const go_cmp *cmp = &c->cmp;
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 31);
     enum { BATCH = 32, CLASSES = 10, N = BATCH * CLASSES };
@@ -199,15 +194,15 @@ START_TEST(softmax_bad_labels_on_cuda)
             if (bad)
                 ck_assert_msg(g == 0xFFC00000u, "row %zu: 0x%x, expected the default NaN", b, g);
             else
-                ck_assert(agree(AK_F32, out.dlogits[0][b * CLASSES + j], g, 1));
+                ck_assert(go_compare("dlogits", cmp, AK_F32, &out.dlogits[0][b * CLASSES + j], &g,
+                                     1, NULL, NULL) == 0);
         }
     }
     ck_assert_int_eq(out.correct[1], want_correct);
     free_outputs(&out);
 }
-END_TEST
 
-START_TEST(softmax_empty_batch)
+GO_CASE(softmax_empty_batch)
 {
     xent_outputs out;
     run_xent(0, 10, AK_F32, AK_F32, NULL, NULL, NULL, NULL, &out);
@@ -230,17 +225,16 @@ START_TEST(softmax_empty_batch)
                      AK_OK);
     kt_buf_download(&loss.c, &l[0]);
     kt_buf_download(&loss.g, &l[1]);
-    ck_assert(agree(AK_F32, kt_f32_bits(l[0]), kt_f32_bits(l[1]), 1));
+    ck_assert(loss_agrees(l[0], l[1]));
     kt_twin_free(&tl);
     kt_twin_free(&lab);
     kt_twin_free(&loss);
 }
-END_TEST
 
 /* ---- mean squared error
  * ---------------------------------------------------------------------------- */
-static void check_mse(ts_rng *r, size_t n, ak_dtype dp, ak_dtype dt, ak_dtype dd, bool values,
-                      const float *scale)
+static void check_mse(const go_cmp *cmp, ts_rng *r, size_t n, ak_dtype dp, ak_dtype dt, ak_dtype dd,
+                      bool values, const float *scale)
 {
     uint32_t *p = malloc(n * 4 + 4), *t = malloc(n * 4 + 4);
     if (values) {
@@ -266,11 +260,11 @@ static void check_mse(ts_rng *r, size_t n, ak_dtype dp, ak_dtype dt, ak_dtype dd
                      AK_OK);
     kt_buf_download(&loss.c, &l[0]);
     kt_buf_download(&loss.g, &l[1]);
-    ck_assert_msg(agree(AK_F32, kt_f32_bits(l[0]), kt_f32_bits(l[1]), 1) ||
-                      (isnan(l[0]) && isnan(l[1])),
-                  "mse loss: cpu %.9g cuda %.9g (n %zu)", (double)l[0], (double)l[1], n);
-    ck_assert_msg(kt_twin_mismatches("dpred", &td) == 0, "pred %s target %s dpred %s n %zu",
-                  ak_dtype_name(dp), ak_dtype_name(dt), ak_dtype_name(dd), n);
+    ck_assert_msg(loss_agrees(l[0], l[1]), "mse loss: cpu %.9g cuda %.9g (n %zu)", (double)l[0],
+                  (double)l[1], n);
+    ck_assert_msg(go_compare_twin("dpred", cmp, &td, NULL, NULL) == 0,
+                  "pred %s target %s dpred %s n %zu", ak_dtype_name(dp), ak_dtype_name(dt),
+                  ak_dtype_name(dd), n);
     kt_twin_free(&tp);
     kt_twin_free(&tt);
     kt_twin_free(&td);
@@ -280,8 +274,9 @@ static void check_mse(ts_rng *r, size_t n, ak_dtype dp, ak_dtype dt, ak_dtype dd
     free(t);
 }
 
-START_TEST(mse_within_bound)
+GO_CASE(mse_within_bound)
 {
+    const go_cmp *cmp = &c->cmp;
     ts_rng r;
     ts_rng_init(&r, ts_seed() + 32);
     const float three = 3.0f;
@@ -289,26 +284,24 @@ START_TEST(mse_within_bound)
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
         for (int d = 0; d < 3; d++)
             for (int v = 0; v < 2; v++)
-                check_mse(&r, sizes[s], kt_dtypes[d], kt_dtypes[d], kt_dtypes[d], v,
+                check_mse(cmp, &r, sizes[s], kt_dtypes[d], kt_dtypes[d], kt_dtypes[d], v,
                           v ? &three : NULL);
     for (int c = 0; c < 27; c++)
         for (int v = 0; v < 2; v++)
-            check_mse(&r, 1001, kt_dtypes[c % 3], kt_dtypes[c / 3 % 3], kt_dtypes[c / 9], v,
+            check_mse(cmp, &r, 1001, kt_dtypes[c % 3], kt_dtypes[c / 3 % 3], kt_dtypes[c / 9], v,
                       &three);
 }
-END_TEST
 
-int main(void)
-{
-    kt_require_cuda_or_skip();
-    Suite *s = suite_create("kernels_gpu_loss");
-    TCase *tc = tcase_create("gpu_loss");
-    kt_open_both_around(tc, &cpu, &gpu);
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, softmax_within_bound);
-    tcase_add_test(tc, softmax_bad_labels_on_cuda);
-    tcase_add_test(tc, softmax_empty_batch);
-    tcase_add_test(tc, mse_within_bound);
-    suite_add_tcase(s, tc);
-    return ts_run_suite(s);
-}
+/* The gradients: dlogits within one ulp of their dtype (NaN: the default
+ * NaN on both), dpred bit for bit; the losses as loss_cmp. */
+#define XENT_CMP                                                                                   \
+    {                                                                                              \
+        GO_CLOSE, 1, 0, 0, true, false, "kernels/loss.c: each dlogit within one ulp"               \
+    }
+static const go_case rows[] = {
+    {"softmax_xent", "softmax_within_bound", 1, softmax_within_bound, XENT_CMP},
+    {"softmax_xent", "softmax_bad_labels_on_cuda", 1, softmax_bad_labels_on_cuda, XENT_CMP},
+    {"softmax_xent", "softmax_empty_batch", 1, softmax_empty_batch, XENT_CMP},
+    {"mse", "mse_within_bound", 1, mse_within_bound, GO_BITS},
+};
+GO_FAMILY(loss, rows);
