@@ -1,7 +1,8 @@
-/* files.h: what the record tests share (test_atomic_file, test_record*,
- * test_csv): files written and read back whole, message checks, bit-exact
- * comparisons and a hand-made ak_stats.  Static inline, so that a test that
- * uses only some of them compiles clean. */
+/* files.h: what the analyze/ tests share (test_atomic_file, test_record*,
+ * test_csv, test_replay*): files written and read back whole, message
+ * checks, bit-exact comparisons, a hand-made ak_stats and the loss-scaler
+ * presets.  Static inline, so that a test that uses only some of them
+ * compiles clean. */
 #ifndef AMPSCOPE_TESTS_ANALYZE_FILES_H
 #define AMPSCOPE_TESTS_ANALYZE_FILES_H
 
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loss_scale.h"
 #include "record.h"
 
 static inline void path_in(char *out, size_t len, const char *dir, const char *name)
@@ -103,6 +105,15 @@ static inline void write_text(const char *dir, const char *file, const char *tex
     char path[256];
     path_in(path, sizeof path, dir, file);
     put_file(path, text);
+}
+
+/* A framework's loss-scaler preset (kernels/loss_scale.h). */
+static inline ak_scaler_config preset(const char *name)
+{
+    ak_scaler_config cfg;
+    char msg[256];
+    ck_assert_msg(ak_scaler_preset(name, &cfg, msg, sizeof msg) == 0, "%s", msg);
+    return cfg;
 }
 
 #endif
