@@ -27,6 +27,11 @@
  *
  * Errors as in atomic_file.h: an AN_* status and a message naming the file
  * (and line: "run/steps.csv:17: expected 7 fields, got 5").
+ *
+ * Implemented by job: record.c (names, rows from the kernels' results),
+ * record_time.c (the calendar), record_log.c (a log's file: open, resume,
+ * flush, close), record_write.c (the writers), record_read.c (the readers,
+ * on csv.h), record_json.c (run.json).
  */
 #ifndef AMPSCOPE_RECORD_H
 #define AMPSCOPE_RECORD_H

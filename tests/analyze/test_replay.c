@@ -1,13 +1,13 @@
-/* test_replay: traces loaded from run directories (normalized to true
- * units), and every framework preset replayed over a small hand-made trace
- * whose scale trajectory, skips, overflows, steps below the best scale and
- * underflow are worked out by hand in the comments.
+/* test_replay: every framework preset replayed over a small hand-made
+ * trace whose scale trajectory, skips, overflows, steps below the best
+ * scale and underflow are worked out by hand in the comments (replay.c;
+ * loading a trace from a run directory is test_replay_load's).
  *
  * Target fp16 throughout: x S overflows when x S >= 65520, so with
  * S = 2^k an amax of 2^a overflows exactly when a + k >= 16, and the best
  * power-of-two scale of amax 2^a is 2^(15 - a).  A scaled binade flushes
  * when it is <= -26. */
-#define _XOPEN_SOURCE 700 /* mkdtemp, nftw */
+#define _XOPEN_SOURCE 700 /* files.h: opendir */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,14 +15,12 @@
 #include <string.h>
 
 #include "check_main.h"
+#include "files.h"
 #include "loss_scale.h"
 #include "record.h"
 #include "replay.h"
-#include "scratch.h"
 
 #define BIN(e) AK_HIST_BIN(e)
-#define ASSERT_MSG(msg, part)                                                                      \
-    ck_assert_msg(strstr((msg), (part)) != NULL, "'%s' lacks '%s'", (msg), (part))
 
 /* ---- hand-made traces ---------------------------------------------------------------------- */
 /* Step i of n: recorded at scale 1, amax[i] (a power of two or +inf), and a
@@ -93,14 +91,6 @@ static void check_replay(const ak_scaler_config *cfg, const an_trace *t, const e
     ck_assert(r.final_scale == ldexp(1.0, e->held_log2[t->n - 1]));
     ck_assert(r.min_scale == ldexp(1.0, lo));
     ck_assert(r.max_scale == ldexp(1.0, hi));
-}
-
-static ak_scaler_config preset(const char *name)
-{
-    ak_scaler_config cfg;
-    char msg[256];
-    ck_assert_msg(ak_scaler_preset(name, &cfg, msg, sizeof msg) == 0, "%s", msg);
-    return cfg;
 }
 
 /* ---- one trace per preset --------------------------------------------------------------- */
@@ -423,248 +413,10 @@ START_TEST(replay_bad_arguments)
 }
 END_TEST
 
-/* ---- loading traces from run directories ---------------------------------------------- */
-static void put_file(const char *dir, const char *name, const char *text)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static void clear_stats(ak_stats *s) { memset(s, 0, sizeof *s); }
-
-/* A trace written with the record writers, normalized by the scale held:
- *   step 0, scale 2^16: amax 2^15 -> 0.5; binade 14 -> -2; -10 -> -26;
- *     -149 -> -165, kept in the lowest binade -149; 1 zero.
- *   step 1, scale 2^16, an inf among the gradients: amax -> +inf; binade
- *     5 -> -11; the non-finite value stays non-finite.
- *   step 2, scale 3: binade 2 ([4, 8)) -> lower edge 4/3, binade 0;
- *     -149 -> [2^-149 / 3, ...) below the range: -149; amax 6 -> 2.
- *   step 3, scale 0.5: binade 127 -> 128, kept in 127; amax 2^127 -> 2^128.
- *   step 4, scale 1, found_inf set with no non-finite value counted: its
- *     magnitudes are unknown all the same: amax +inf. */
-START_TEST(load_normalizes)
-{
-    char dir[128], msg[512];
-    new_dir(dir, sizeof dir);
-    rec_log *trace = rec_log_open_table(dir, REC_TRACE, -1, msg, sizeof msg);
-    rec_log *hist = rec_log_open_table(dir, REC_TRACE_HIST, -1, msg, sizeof msg);
-    ck_assert(trace && hist);
-    ak_stats s;
-    clear_stats(&s);
-    s.count = 5;
-    s.zero = 1;
-    s.nonzero = 4;
-    s.amax = 32768.0;
-    s.hist[AK_HIST_ZERO] = 1;
-    s.hist[BIN(14)] = 1;
-    s.hist[BIN(-10)] = 2;
-    s.hist[BIN(-149)] = 1;
-    ck_assert_int_eq(rec_write_trace_stats(trace, hist, 0, 65536.0, false, &s), AN_OK);
-    clear_stats(&s);
-    s.count = 3;
-    s.nonzero = 2;
-    s.nonfinite = 1;
-    s.amax = 100.0;
-    s.hist[BIN(5)] = 2;
-    s.hist[AK_HIST_NONFINITE] = 1;
-    ck_assert_int_eq(rec_write_trace_stats(trace, hist, 1, 65536.0, true, &s), AN_OK);
-    clear_stats(&s);
-    s.count = 2;
-    s.nonzero = 2;
-    s.amax = 6.0;
-    s.hist[BIN(2)] = 1;
-    s.hist[BIN(-149)] = 1;
-    ck_assert_int_eq(rec_write_trace_stats(trace, hist, 2, 3.0, false, &s), AN_OK);
-    clear_stats(&s);
-    s.count = 1;
-    s.nonzero = 1;
-    s.amax = 0x1p127;
-    s.hist[BIN(127)] = 1;
-    ck_assert_int_eq(rec_write_trace_stats(trace, hist, 3, 0.5, false, &s), AN_OK);
-    clear_stats(&s);
-    s.count = 1;
-    s.nonzero = 1;
-    s.amax = 2.0;
-    s.hist[BIN(1)] = 1;
-    ck_assert_int_eq(rec_write_trace_stats(trace, hist, 4, 1.0, true, &s), AN_OK);
-    ck_assert_int_eq(rec_log_close(trace, msg, sizeof msg), AN_OK);
-    ck_assert_int_eq(rec_log_close(hist, msg, sizeof msg), AN_OK);
-
-    an_trace t;
-    ck_assert_msg(an_trace_load(dir, &t, msg, sizeof msg) == AN_OK, "%s", msg);
-    ck_assert_uint_eq(t.n, 5);
-    const an_trace_step *st = t.steps;
-    ck_assert(st[0].step == 0 && st[0].recorded_scale == 65536.0 && !st[0].recorded_found_inf);
-    ck_assert(st[0].amax == 0.5);
-    ck_assert(st[0].count == 5 && st[0].zero == 1 && st[0].nonfinite == 0);
-    ck_assert_uint_eq(st[0].hist[AK_HIST_ZERO], 1);
-    ck_assert_uint_eq(st[0].hist[BIN(-2)], 1);
-    ck_assert_uint_eq(st[0].hist[BIN(-26)], 2);
-    ck_assert_uint_eq(st[0].hist[BIN(-149)], 1);
-    ck_assert_uint_eq(st[0].hist[BIN(14)], 0);
-    ck_assert_uint_eq(st[0].hist[BIN(-10)], 0);
-
-    ck_assert(st[1].recorded_found_inf && isinf(st[1].amax) && st[1].amax > 0);
-    ck_assert_uint_eq(st[1].hist[BIN(-11)], 2);
-    ck_assert_uint_eq(st[1].hist[AK_HIST_NONFINITE], 1);
-
-    ck_assert(st[2].recorded_scale == 3.0 && st[2].amax == 2.0);
-    ck_assert_uint_eq(st[2].hist[BIN(0)], 1);
-    ck_assert_uint_eq(st[2].hist[BIN(-149)], 1);
-
-    ck_assert(st[3].amax == 0x1p128);
-    ck_assert_uint_eq(st[3].hist[BIN(127)], 1);
-    ck_assert(isinf(st[4].amax));
-    ck_assert_uint_eq(st[4].hist[BIN(1)], 1);
-    for (size_t i = 0; i < t.n; i++) {
-        uint64_t total = 0;
-        for (int b = 0; b < AK_HIST_BINS; b++)
-            total += st[i].hist[b];
-        ck_assert_uint_eq(total, st[i].count); /* nothing lost on the way */
-    }
-
-    /* replayed with pytorch (2^16, window 2000) in fp16:
-     *   0: amax .5 x 2^16 = 32768: clean         (best 2^16: not below)
-     *   1: +inf recorded at 2^16, held 2^16: overflow -> 2^15
-     *   2: amax 2 x 2^15 = 65536: overflow -> 2^14 (best 2^14)
-     *   3: amax 2^128 x 2^14: overflow -> 2^13 (best 2^-113)
-     *   4: +inf recorded at 1, held 2^13 >= 1: overflow -> 2^12 */
-    ak_scaler_config cfg = preset("pytorch");
-    double scales[5];
-    an_replay_result r;
-    ck_assert_int_eq(an_replay(&t, &cfg, FPE_FMT_F16, &r, scales, NULL, msg, sizeof msg), AN_OK);
-    ck_assert(scales[0] == 0x1p16 && scales[1] == 0x1p16 && scales[2] == 0x1p15 &&
-              scales[3] == 0x1p14 && scales[4] == 0x1p13);
-    ck_assert_int_eq(r.overflow_steps, 4);
-    ck_assert_int_eq(r.skipped_steps, 4);
-    ck_assert_int_eq(r.steps_below_best, 0);
-    /* step 0 alone is clean: -26 + 16 = -10, nothing flushes ... except the
-     * clamped -149 + 16 = -133: 1 of 4 nonzero */
-    ck_assert_double_eq_tol(r.mean_underflow_frac, 0.25, 1e-15);
-    an_trace_free(&t);
-}
-END_TEST
-
-static void expect_load_error(const char *dir, int status, const char *part)
-{
-    an_trace t = {(an_trace_step *)1, 99};
-    char msg[1024] = "";
-    ck_assert_int_eq(an_trace_load(dir, &t, msg, sizeof msg), status);
-    ck_assert_ptr_null(t.steps);
-    ck_assert_uint_eq(t.n, 0);
-    ASSERT_MSG(msg, part);
-}
-
-#define TRACE_H REC_TRACE_HEADER "\n"
-#define HIST_H  REC_TRACE_HIST_HEADER "\n"
-
-START_TEST(load_rejects)
-{
-    char dir[128], msg[512];
-    new_dir(dir, sizeof dir);
-    /* no files */
-    expect_load_error(dir, AN_EIO, "trace.csv: cannot open");
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,2,1,0,0.5\n");
-    expect_load_error(dir, AN_EIO, "trace_hist.csv: cannot open");
-
-    /* the steps' histograms do not match */
-    put_file(dir, "trace_hist.csv", HIST_H "0,zero,1\n0,-1,1\n1,-3,1\n");
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,2,1,0,0.5\n2,1,0,1,0,0,0.5\n");
-    expect_load_error(dir, AN_EFORMAT, "trace_hist.csv: step 1 has histogram rows but no row in");
-    put_file(dir, "trace_hist.csv", HIST_H "0,zero,1\n2,-1,1\n");
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,2,1,0,0.5\n2,1,0,1,0,0,0.5\n");
-    expect_load_error(dir, AN_EFORMAT,
-                      "trace_hist.csv: step 0: the histogram holds 1 values (1 zero, 0 "
-                      "non-finite) but");
-    put_file(dir, "trace_hist.csv", HIST_H "0,zero,1\n0,-1,1\n2,-1,1\n");
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,2,0,0,0.5\n2,1,0,1,0,0,0.5\n");
-    expect_load_error(dir, AN_EFORMAT, "trace.csv says count 2 (0 zero, 0 non-finite)");
-    /* a step with values and no histogram rows at all */
-    put_file(dir, "trace_hist.csv", HIST_H "2,-1,1\n");
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,2,1,0,0.5\n2,1,0,1,0,0,0.5\n");
-    expect_load_error(dir, AN_EFORMAT, "step 0: the histogram holds 0 values");
-    put_file(dir, "trace_hist.csv", HIST_H "0,zero,1\n0,-1,1\n0,-1,1\n1,0,1\n");
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,3,1,0,0.5\n1,1,0,1,0,0,1\n");
-    expect_load_error(dir, AN_EFORMAT, "trace_hist.csv: step 0: bin -1 appears twice");
-
-    /* steps out of order, repeated, a scale that cannot be divided out */
-    put_file(dir, "trace_hist.csv", HIST_H);
-    put_file(dir, "trace.csv", TRACE_H "3,1,0,0,0,0,0\n2,1,0,0,0,0,0\n");
-    expect_load_error(dir, AN_EFORMAT, "trace.csv: step 2 follows step 3");
-    put_file(dir, "trace.csv", TRACE_H "3,1,0,0,0,0,0\n3,1,0,0,0,0,0\n");
-    expect_load_error(dir, AN_EFORMAT, "step 3 follows step 3");
-    put_file(dir, "trace.csv", TRACE_H "3,0,0,0,0,0,0\n4,1,0,0,0,0,0\n");
-    expect_load_error(dir, AN_EFORMAT, "trace.csv: step 3: loss_scale 0 cannot be divided out");
-    put_file(dir, "trace.csv", TRACE_H "3,1,0,0,0,0,0\n4,inf,0,0,0,0,0\n");
-    expect_load_error(dir, AN_EFORMAT, "step 4: loss_scale inf cannot be divided out");
-
-    /* malformed rows, through the readers */
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,2,1,0\n");
-    expect_load_error(dir, AN_EFORMAT, "trace.csv:2: expected 7 fields, got 6");
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,0,0,0,0\n");
-    put_file(dir, "trace_hist.csv", HIST_H "0,two,1\n");
-    expect_load_error(dir, AN_EFORMAT, "trace_hist.csv:2: column 'bin': 'two'");
-
-    /* nothing recorded yet */
-    put_file(dir, "trace.csv", TRACE_H);
-    put_file(dir, "trace_hist.csv", HIST_H);
-    expect_load_error(dir, AN_EINVAL, "trace.csv has no steps");
-
-    an_trace t;
-    ck_assert_int_eq(an_trace_load(NULL, &t, msg, sizeof msg), AN_EINVAL);
-    ck_assert_int_eq(an_trace_load("", &t, msg, sizeof msg), AN_EINVAL);
-    ck_assert_int_eq(an_trace_load(dir, NULL, msg, sizeof msg), AN_EINVAL);
-}
-END_TEST
-
-/* A run killed between writing a step's two files: its last step is
- * dropped, wherever it is missing. */
-START_TEST(load_killed_run)
-{
-    char dir[128];
-    new_dir(dir, sizeof dir);
-    an_trace t;
-    char msg[512];
-    /* step 2's histogram is cut short (1 of 3 values) */
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,1,0,0,1\n1,1,0,1,0,0,1\n2,1,0,3,1,0,1\n");
-    put_file(dir, "trace_hist.csv", HIST_H "0,0,1\n1,0,1\n2,zero,1\n2,0,1\n2,-");
-    ck_assert_msg(an_trace_load(dir, &t, msg, sizeof msg) == AN_OK, "%s", msg);
-    ck_assert_uint_eq(t.n, 2);
-    ck_assert_int_eq(t.steps[1].step, 1);
-    an_trace_free(&t);
-    /* step 2's histogram is there, its trace row is not */
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,1,0,0,1\n1,1,0,1,0,0,1\n2,1,0,");
-    put_file(dir, "trace_hist.csv", HIST_H "0,0,1\n1,0,1\n2,0,1\n");
-    ck_assert_msg(an_trace_load(dir, &t, msg, sizeof msg) == AN_OK, "%s", msg);
-    ck_assert_uint_eq(t.n, 2);
-    an_trace_free(&t);
-    /* step 2's trace row is there, no histogram row */
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,1,0,0,1\n1,1,0,1,0,0,1\n2,1,0,1,0,0,1\n");
-    put_file(dir, "trace_hist.csv", HIST_H "0,0,1\n1,0,1\n");
-    ck_assert_msg(an_trace_load(dir, &t, msg, sizeof msg) == AN_OK, "%s", msg);
-    ck_assert_uint_eq(t.n, 2);
-    an_trace_free(&t);
-    /* ... but a step of no values has no histogram rows and is complete */
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,1,0,0,1\n1,1,0,1,0,0,1\n2,1,0,0,0,0,0\n");
-    ck_assert_msg(an_trace_load(dir, &t, msg, sizeof msg) == AN_OK, "%s", msg);
-    ck_assert_uint_eq(t.n, 3);
-    an_trace_free(&t);
-    /* only the one step, incomplete: nothing to replay */
-    put_file(dir, "trace.csv", TRACE_H "0,1,0,2,0,0,1\n");
-    put_file(dir, "trace_hist.csv", HIST_H "0,0,1\n");
-    expect_load_error(dir, AN_EINVAL, "has no steps");
-}
-END_TEST
-
 static Suite *replay_suite(void)
 {
     Suite *s = suite_create("analyze_replay");
     TCase *tc = tcase_create("replay");
-    tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
     tcase_add_test(tc, replay_pytorch);
     tcase_add_test(tc, replay_apex);
     tcase_add_test(tc, replay_mindspore_manager);
@@ -676,9 +428,6 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, replay_fixed_and_none);
     tcase_add_test(tc, replay_infinite_amax);
     tcase_add_test(tc, replay_bad_arguments);
-    tcase_add_test(tc, load_normalizes);
-    tcase_add_test(tc, load_rejects);
-    tcase_add_test(tc, load_killed_run);
     suite_add_tcase(s, tc);
     return s;
 }
