@@ -121,17 +121,17 @@ GO_CASE(every_pairing_within_the_bound)
     size_t bad = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int t = 0; t < 4; t++) {
-            ref_gcase c = ref_gemm_case(kt_pairings[_i], shapes[s][0], shapes[s][1], shapes[s][2],
-                                        t, s * 100 + (size_t)t);
-            c.alpha = scalars[(s + (size_t)t) % 4][0];
-            c.beta = scalars[(s + (size_t)t) % 4][1];
-            c.pad_a = (s + (size_t)t) % 3;
-            c.pad_b = (size_t)t % 2 * 5;
-            c.pad_c = s % 2 * 3;
+            ref_gcase gc = ref_gemm_case(kt_pairings[_i], shapes[s][0], shapes[s][1], shapes[s][2],
+                                         t, s * 100 + (size_t)t);
+            gc.alpha = scalars[(s + (size_t)t) % 4][0];
+            gc.beta = scalars[(s + (size_t)t) % 4][1];
+            gc.pad_a = (s + (size_t)t) % 3;
+            gc.pad_b = (size_t)t % 2 * 5;
+            gc.pad_c = s % 2 * 3;
             /* keep 16-bit results and fp16 partial sums far from overflow */
             if (kt_pairings[_i].out != AK_F32 || kt_pairings[_i].k == AK_COMPUTE_32F_FAST_16F)
-                c.scale = c.k > 1000 ? 0.25 : 1;
-            bad += run_case(cmp, &c);
+                gc.scale = gc.k > 1000 ? 0.25 : 1;
+            bad += run_case(cmp, &gc);
         }
     ck_assert_uint_eq(bad, 0);
 }
@@ -157,12 +157,13 @@ GO_CASE(k_zero_and_alpha_zero_bit_exact)
     size_t bad = 0;
     for (size_t p = 0; p < KT_NPAIRINGS; p++)
         for (int v = 0; v < 4; v++) {
-            ref_gcase c = ref_gemm_case(kt_pairings[p], 9, 11, v & 1 ? 0 : 5, 0, p * 4 + (size_t)v);
-            c.alpha = v & 1 ? 2.0f : 0.0f;
-            c.beta = v & 2 ? 0.0f : -0.3f;
-            c.pad_c = 3;
-            c.exact = true;
-            bad += run_case(cmp, &c);
+            ref_gcase gc =
+                ref_gemm_case(kt_pairings[p], 9, 11, v & 1 ? 0 : 5, 0, p * 4 + (size_t)v);
+            gc.alpha = v & 1 ? 2.0f : 0.0f;
+            gc.beta = v & 2 ? 0.0f : -0.3f;
+            gc.pad_c = 3;
+            gc.exact = true;
+            bad += run_case(cmp, &gc);
         }
     ck_assert_uint_eq(bad, 0);
 }

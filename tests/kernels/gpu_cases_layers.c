@@ -84,11 +84,11 @@ GO_CASE(relu_bit_exact)
                 check_relu(cmp, &r, sizes[s], kt_dtypes[d], kt_dtypes[d], v);
                 check_relu_backward(cmp, &r, sizes[s], kt_dtypes[d], kt_dtypes[d], kt_dtypes[d], v);
             }
-    for (int c = 0; c < 9; c++)
-        check_relu(cmp, &r, 1001, kt_dtypes[c / 3], kt_dtypes[c % 3], false);
-    for (int c = 0; c < 27; c++)
-        check_relu_backward(cmp, &r, 1001, kt_dtypes[c / 9], kt_dtypes[c / 3 % 3], kt_dtypes[c % 3],
-                            false);
+    for (int combo = 0; combo < 9; combo++)
+        check_relu(cmp, &r, 1001, kt_dtypes[combo / 3], kt_dtypes[combo % 3], false);
+    for (int combo = 0; combo < 27; combo++)
+        check_relu_backward(cmp, &r, 1001, kt_dtypes[combo / 9], kt_dtypes[combo / 3 % 3],
+                            kt_dtypes[combo % 3], false);
 }
 
 static void check_maxpool(const go_cmp *cmp, ts_rng *r, size_t planes, size_t h, size_t w,
@@ -132,12 +132,12 @@ GO_CASE(maxpool_bit_exact)
             check_maxpool(cmp, &r, 32 * 16, 10, 10, t, t, t, t, v); /* LeNet conv2 -> 5 x 5 */
         }
     }
-    for (int c = 0; c < 9; c++)
-        check_maxpool(cmp, &r, 3, 6, 8, kt_dtypes[c % 3], kt_dtypes[c / 3], kt_dtypes[c / 3],
-                      kt_dtypes[c % 3], false);
-    for (int c = 0; c < 27; c++)
-        check_maxpool(cmp, &r, 2, 4, 6, kt_dtypes[c % 3], kt_dtypes[c % 3], kt_dtypes[c / 9],
-                      kt_dtypes[c / 3 % 3], false);
+    for (int combo = 0; combo < 9; combo++)
+        check_maxpool(cmp, &r, 3, 6, 8, kt_dtypes[combo % 3], kt_dtypes[combo / 3],
+                      kt_dtypes[combo / 3], kt_dtypes[combo % 3], false);
+    for (int combo = 0; combo < 27; combo++)
+        check_maxpool(cmp, &r, 2, 4, 6, kt_dtypes[combo % 3], kt_dtypes[combo % 3],
+                      kt_dtypes[combo / 9], kt_dtypes[combo / 3 % 3], false);
 }
 
 static void check_bias_add(const go_cmp *cmp, ts_rng *r, size_t rows, size_t cols, ak_dtype dy,
@@ -168,9 +168,9 @@ GO_CASE(bias_add_bit_exact)
         for (int d = 0; d < 3; d++)
             for (int v = 0; v < 2; v++)
                 check_bias_add(cmp, &r, shapes[s][0], shapes[s][1], kt_dtypes[d], kt_dtypes[d], v);
-    for (int c = 0; c < 9; c++)
+    for (int combo = 0; combo < 9; combo++)
         for (int v = 0; v < 2; v++)
-            check_bias_add(cmp, &r, 23, 37, kt_dtypes[c / 3], kt_dtypes[c % 3], v);
+            check_bias_add(cmp, &r, 23, 37, kt_dtypes[combo / 3], kt_dtypes[combo % 3], v);
 }
 
 /* ---- bias_grad: within the stated bound -------------------------------------------------- */
@@ -222,9 +222,9 @@ GO_CASE(bias_grad_within_bound)
         for (int d = 0; d < 3; d++)
             for (int v = 0; v < 2; v++)
                 check_bias_grad(cmp, &r, shapes[s][0], shapes[s][1], kt_dtypes[d], kt_dtypes[d], v);
-    for (int c = 0; c < 9; c++)
+    for (int combo = 0; combo < 9; combo++)
         for (int v = 0; v < 2; v++)
-            check_bias_grad(cmp, &r, 50, 70, kt_dtypes[c / 3], kt_dtypes[c % 3], v);
+            check_bias_grad(cmp, &r, 50, 70, kt_dtypes[combo / 3], kt_dtypes[combo % 3], v);
 }
 
 /* The cuda wrappers check arguments as the cpu's do (one shared wrapper). */

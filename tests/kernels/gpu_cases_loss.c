@@ -135,8 +135,8 @@ GO_CASE(softmax_within_bound)
         const size_t batch = shapes[s][0], classes = shapes[s][1], n = batch * classes;
         uint32_t *logits = malloc(n * 4 + 4);
         int32_t *labels = malloc(batch * 4 + 4);
-        for (int c = 0; c < 9; c++) {
-            const ak_dtype dl = kt_dtypes[c % 3], dd = kt_dtypes[c / 3];
+        for (int combo = 0; combo < 9; combo++) {
+            const ak_dtype dl = kt_dtypes[combo % 3], dd = kt_dtypes[combo / 3];
             if (n > 100000 && dl != dd) continue; /* the large shape: matching dtypes */
             make_logits(&r, dl, batch, classes, 20.0, true, logits, labels);
             check_xent(cmp, batch, classes, dl, dd, logits, labels, NULL);
@@ -286,10 +286,10 @@ GO_CASE(mse_within_bound)
             for (int v = 0; v < 2; v++)
                 check_mse(cmp, &r, sizes[s], kt_dtypes[d], kt_dtypes[d], kt_dtypes[d], v,
                           v ? &three : NULL);
-    for (int c = 0; c < 27; c++)
+    for (int combo = 0; combo < 27; combo++)
         for (int v = 0; v < 2; v++)
-            check_mse(cmp, &r, 1001, kt_dtypes[c % 3], kt_dtypes[c / 3 % 3], kt_dtypes[c / 9], v,
-                      &three);
+            check_mse(cmp, &r, 1001, kt_dtypes[combo % 3], kt_dtypes[combo / 3 % 3],
+                      kt_dtypes[combo / 9], v, &three);
 }
 
 /* The gradients: dlogits within one ulp of their dtype (NaN: the default
