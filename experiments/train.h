@@ -1,5 +1,6 @@
 /* train.h: training a reference network under a precision mode and a
- * loss-scale policy, with the numerical record of every step (train.c).
+ * loss-scale policy, with the numerical record of every step (train_*.c;
+ * train_internal.h says which file does what).
  * `ampscope train` (cmd_train.c) fills train_options from its command line. */
 #ifndef AMPSCOPE_TRAIN_H
 #define AMPSCOPE_TRAIN_H

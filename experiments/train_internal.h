@@ -1,0 +1,113 @@
+/* train_internal.h: the state of one training run, shared by the files that
+ * make up train_run() (private to experiments/train_*.c):
+ *   train_setup.c       the options' defaults, the net, data, model and the
+ *                       step's backend state; the helpers below; freeing;
+ *   train_step.c        one step, top to bottom;
+ *   train_record.c      the logs (opened or resumed), run.json, a step's rows;
+ *   train_limits.c      what the loss-scale policy does at its limits: the
+ *                       notes in run.json and the divergence checks;
+ *   train_checkpoint.c  writing a checkpoint and resuming from one;
+ *   train_loop.c        train_run(): the loop, evaluation, signals, progress;
+ *   train_fault.c       --fault (train.h).
+ * Every function returns 0 or a train_status with the message in msg. */
+#ifndef AMPSCOPE_TRAIN_INTERNAL_H
+#define AMPSCOPE_TRAIN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checkpoint.h"
+#include "data.h"
+#include "kernels.h"
+#include "model.h"
+#include "nets.h"
+#include "record.h"
+#include "train.h"
+
+typedef struct train_state {
+    const train_options *o;
+    ak_backend *b;
+    net_def net;
+    prec_plan plan;
+    model *m;
+    ds_dataset *train, *test;
+    size_t *order;
+    float *x_host, *t_host;
+    int32_t *labels_host;
+    ak_scaler_state *scaler; /* backend memory */
+    ak_opt_state *opt_state;
+    float *found_inf;
+    ak_stats *stats; /* n_layers x REC_KINDS, backend memory */
+    ak_stats *stats_host;
+    ak_stats *trace; /* every gradient of the step, backend memory */
+    ak_stats trace_host;
+    ak_update_loss *loss; /* one per layer, backend memory */
+    ak_update_loss *loss_host;
+    ak_opt_config opt;
+    rec_log *steps_log, *tensors_log, *updates_log, *hist_log, *eval_log;
+    rec_log *trace_log, *trace_hist_log;
+    rec_run *record;
+    char path[4096];
+    float scale_used;                /* the scale the current step multiplies its loss by */
+    ak_tensor acc[MODEL_MAX_PARAMS]; /* --accumulate: the summed gradients */
+    float *inv_micro;                /* backend memory: 1 / micro-batches per step */
+    double *sumsq;                   /* backend memory: --clip-norm's sum of squares */
+    float *fault_scale;              /* backend memory: --fault's stand-in for the scale */
+    int64_t skips;
+    ak_scaler_state before, after; /* host copies: the scaler before and after the last step */
+} train_state;
+
+/* ---- train_setup.c ---- */
+/* Everything that can be checked before work starts: the net, the
+ * precision options, the scaler; a bad one is TRAIN_EINPUT.  Fills in the
+ * defaults that depend on the net. */
+int train_prepare(train_state *r, train_options *o, char *msg, size_t len);
+/* --out: created if need be, and holding no run yet. */
+int train_make_out_dir(const char *dir, char *msg, size_t len);
+/* On the open backend: the data, the model with its initial (or --init)
+ * weights, and the step's state with the scaler's initial state. */
+int train_build(train_state *r, char *msg, size_t len);
+void train_free(train_state *r); /* whatever was built; the backend last */
+/* out_dir/file, in r->path (valid until the next call) */
+const char *train_path(train_state *r, const char *file);
+/* TRAIN_EFAIL, "what: the backend's error" */
+int train_backend_fail(train_state *r, char *msg, size_t len, const char *what);
+
+/* ---- train_step.c ---- */
+/* Step number `step` of the run (in epoch `epoch`), its batches from it;
+ * *loss the step's loss as logged. */
+int train_step(train_state *r, ds_batcher *it, int64_t step, int64_t epoch, float *loss, char *msg,
+               size_t len);
+
+/* ---- train_record.c ---- */
+/* Opens the logs; for a resumed run (at: where it goes on) drops the rows
+ * past its checkpoint. */
+int train_open_logs(train_state *r, const ckpt_state *at, char *msg, size_t len);
+/* run.json, atomically; ended: with the end time. */
+int train_write_run_json(train_state *r, bool ended, char *msg, size_t len);
+/* 10. the step's rows: steps.csv, the gradient trace when taken, the
+ * update losses on statistics steps; then every log is flushed. */
+int train_record_step(train_state *r, const rec_step_row *row, bool trace, char *msg, size_t len);
+/* Flushes every log to the disk (before a checkpoint that keeps their rows). */
+int train_sync_logs(train_state *r, char *msg, size_t len);
+void train_close_record(train_state *r); /* the logs and run.json's contents */
+
+/* ---- train_limits.c ---- */
+/* run.json's scaler_floor and scaler_nonfinite_growth. */
+void train_record_scaler_notes(train_state *r);
+/* After step `step`: whether the scaler's state ends the run (msg says why). */
+bool train_numerical_stop(train_state *r, int64_t step, char *msg, size_t len);
+
+/* ---- train_checkpoint.c ---- */
+/* Writes out_dir/checkpoint.safetensors for a run that has done `step`
+ * steps and goes on at (epoch, batch). */
+int train_save_checkpoint(train_state *r, int64_t step, int64_t epoch, int64_t batch, char *msg,
+                          size_t len);
+/* Removes what writers killed mid-write left, and for --resume with a
+ * checkpoint loads it: weights, optimizer and scaler state, and *at, where
+ * the run goes on (left zero for a new run or one killed before its first
+ * checkpoint). */
+int train_restore(train_state *r, ckpt_state *at, char *msg, size_t len);
+
+#endif

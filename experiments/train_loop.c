@@ -1,0 +1,231 @@
+/* train_loop.c: train_run() (train.h): a run built, restored or started,
+ * its record opened, then the loop over epochs and steps with the checks
+ * after each step (a non-finite loss in O0, the loss-scale policy's limits),
+ * checkpoints, the evaluation at each epoch's end, signals (finish the
+ * step, write a checkpoint, close the record) and the progress line. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "atomic_file.h" /* an_fail */
+#include "train_internal.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- signals: stop after the current step ------------------------------------------ */
+static volatile sig_atomic_t stop_signal = 0;
+static void on_signal(int sig) { stop_signal = sig; }
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A progress line on a terminal: step, loss, scale, skips, rate, time left. */
+static void show_progress(const train_state *r, int64_t step, int64_t total, int64_t epoch,
+                          float loss, double started)
+{
+    const double elapsed = now_seconds() - started;
+    const double rate = elapsed > 0 ? (double)step / elapsed : 0;
+    const double left = rate > 0 ? (double)(total - step) / rate : 0;
+    fprintf(stderr,
+            "\r  step %lld/%lld  epoch %lld  loss %-10.5g scale %-9.4g skips %lld  %.1f steps/s  "
+            "%02d:%02d left ",
+            (long long)step, (long long)total, (long long)epoch, (double)loss,
+            (double)r->scale_used, (long long)r->skips, rate, (int)(left / 60), (int)left % 60);
+    fflush(stderr);
+}
+
+static int evaluate(train_state *r, int64_t epoch, int64_t step, double *acc_out, char *msg,
+                    size_t len)
+{
+    ds_batcher it;
+    char why[512];
+    if (ds_batcher_init(&it, r->test, NULL, r->o->batch, true, why, sizeof why) != DS_OK)
+        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+    double loss_sum = 0;
+    int64_t correct = 0, total = 0;
+    for (;;) {
+        size_t rows = 0;
+        if (ds_batch_next(&it, r->x_host, r->labels_host, NULL, &rows, why, sizeof why) != DS_OK)
+            return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+        if (rows == 0) break;
+        int rc =
+            ak_to_device(r->b, r->m->x.data, r->x_host, rows * r->test->features * sizeof(float));
+        if (!rc) rc = ak_to_device(r->b, r->m->labels, r->labels_host, rows * sizeof(int32_t));
+        if (!rc) rc = model_forward(r->m, rows);
+        float loss;
+        int32_t good;
+        if (!rc) rc = ak_to_host(r->b, &loss, r->m->loss, sizeof loss);
+        if (!rc) rc = ak_to_host(r->b, &good, r->m->correct, sizeof good);
+        if (rc) return train_backend_fail(r, msg, len, "evaluation");
+        loss_sum += (double)loss * (double)rows;
+        correct += good;
+        total += (int64_t)rows;
+    }
+    rec_eval_row row;
+    row.epoch = epoch;
+    row.step = step;
+    row.test_loss = loss_sum / (double)total;
+    row.test_accuracy = (double)correct / (double)total;
+    *acc_out = row.test_accuracy;
+    if (rec_write_eval(r->eval_log, &row) != 0 || rec_log_flush(r->eval_log) != 0)
+        return an_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(r->eval_log));
+    return 0;
+}
+
+/* Where the loop stands: the next step, its epoch and its batch in the
+ * epoch; the last step's loss and the last evaluation's accuracy (-1 before
+ * one). */
+typedef struct loop_pos {
+    int64_t step, epoch, batch;
+    float loss;
+    double accuracy;
+} loop_pos;
+
+/* Steps from *pos to the run's total, a signal or an error, with the checks
+ * after each step, and at each epoch's end the evaluation and a
+ * checkpoint. */
+static int run_loop(train_state *r, loop_pos *pos, bool show, char *msg, size_t msg_len)
+{
+    const train_options *o = r->o;
+    ds_batcher it;
+    char why[512];
+    const size_t per_epoch = r->train->count / o->batch / (size_t)o->accumulate; /* steps, >= 1 */
+    const int64_t total = o->steps > 0 ? o->steps : o->epochs * (int64_t)per_epoch;
+    const double started = now_seconds();
+    int64_t step = pos->step, epoch = pos->epoch, batch = pos->batch;
+    const int64_t first_step = step;
+    float loss = 0;
+    double accuracy = -1;
+    int rc = 0;
+    while (step < total && !rc && !stop_signal) {
+        if (ds_shuffle(r->train->count, o->seed, (uint64_t)epoch, r->order, why, sizeof why) !=
+                DS_OK ||
+            ds_batcher_init(&it, r->train, r->order, o->batch, false, why, sizeof why) != DS_OK) {
+            rc = an_fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
+            break;
+        }
+        it.next = (size_t)(batch * o->accumulate);
+        for (; batch < (int64_t)per_epoch && step < total && !rc && !stop_signal; batch++) {
+            rc = train_step(r, &it, step, epoch, &loss, msg, msg_len);
+            if (rc) break;
+            step++;
+            if (show && (step % 10 == 0 || step == total))
+                show_progress(r, step - first_step, total - first_step, epoch, loss, started);
+            if (o->prec.mode == PREC_O0 && !(loss - loss == 0.0f))
+                rc = an_fail(msg, msg_len, TRAIN_DIVERGED,
+                             "diverged: the loss is %g at step %lld in O0 (try a smaller --lr)",
+                             (double)loss, (long long)step - 1);
+            else if (train_numerical_stop(r, step - 1, msg, msg_len))
+                rc = TRAIN_DIVERGED;
+            else if (o->checkpoint_every > 0 && step % o->checkpoint_every == 0)
+                rc = train_save_checkpoint(r, step, epoch, batch + 1, msg, msg_len);
+        }
+        if (rc || stop_signal) break;
+        if (batch >= (int64_t)per_epoch) { /* the epoch is complete */
+            if (r->test) rc = evaluate(r, epoch, step, &accuracy, msg, msg_len);
+            epoch++;
+            batch = 0;
+            if (!rc) rc = train_save_checkpoint(r, step, epoch, batch, msg, msg_len);
+        }
+    }
+    pos->step = step;
+    pos->epoch = epoch;
+    pos->batch = batch;
+    pos->loss = loss;
+    pos->accuracy = accuracy;
+    return rc;
+}
+
+int train_run(const train_options *given, char *msg, size_t msg_len)
+{
+    train_options o = *given;
+    train_state r;
+    memset(&r, 0, sizeof r);
+    r.o = &o;
+    int rc = train_prepare(&r, &o, msg, msg_len);
+    if (!rc && !o.resume) rc = train_make_out_dir(o.out_dir, msg, msg_len);
+    if (rc) return rc;
+    char notice[512];
+    r.b = ak_open(o.backend, notice, sizeof notice);
+    if (!r.b) return an_fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
+    if (notice[0]) fprintf(stderr, "ampscope train: %s\n", notice);
+    rc = train_build(&r, msg, msg_len);
+    /* a resumed run: the weights, optimizer and scaler state and the data
+     * position of its last checkpoint */
+    ckpt_state at;
+    memset(&at, 0, sizeof at);
+    if (!rc) rc = train_restore(&r, &at, msg, msg_len);
+    char why[512];
+    if (!rc && o.resume) {
+        r.record = rec_run_read(train_path(&r, REC_RUN_JSON), why, sizeof why);
+        if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
+    }
+    if (!rc && !o.resume) {
+        r.record =
+            rec_run_new(o.version, o.git_revision, ak_backend_name(r.b), ak_device_name(r.b));
+        if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EFAIL, "out of memory");
+    }
+    if (!rc && !o.resume) {
+        rec_run_set_start(r.record, (int64_t)time(NULL));
+        /* the options as given, then what the defaults resolved to */
+        for (int i = 0; i + 1 < o.argc; i++)
+            if (strncmp(o.argv[i], "--", 2) == 0 && o.argv[i + 1][0] != '-') {
+                rec_run_set_string(r.record, o.argv[i] + 2, o.argv[i + 1]);
+                i++;
+            }
+        rec_run_set_string(r.record, "net", r.net.name);
+        rec_run_set_string(r.record, "mode", prec_mode_name(o.prec.mode));
+        rec_run_set_string(r.record, "dtype", ak_dtype_name(o.prec.low));
+        rec_run_set_int(r.record, "batch", (int64_t)o.batch);
+        rec_run_set_real(r.record, "lr", o.opt.lr);
+        rec_run_set_int(r.record, "seed", (int64_t)o.seed);
+        train_record_scaler_notes(&r);
+        rc = train_write_run_json(&r, false, msg, msg_len);
+    }
+    if (!rc) rc = train_open_logs(&r, &at, msg, msg_len);
+    if (rc) {
+        train_free(&r);
+        return rc;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    const bool show = o.progress && isatty(STDERR_FILENO);
+    loop_pos pos = {at.step, at.epoch, at.batch, 0, -1};
+    rc = run_loop(&r, &pos, show, msg, msg_len);
+    /* a stopped or finished run leaves a checkpoint to resume from */
+    if (!rc && pos.step > at.step)
+        rc = train_save_checkpoint(&r, pos.step, pos.epoch, pos.batch, msg, msg_len);
+    if (show) fputc('\n', stderr);
+    /* the record ends whatever happened; logs are flushed step by step */
+    char end_msg[512];
+    /* why a run stopped on its own, in the record */
+    if (rc == TRAIN_DIVERGED) rec_run_set_string(r.record, "end_reason", msg);
+    const int end_rc = train_write_run_json(&r, true, end_msg, sizeof end_msg);
+    if (!rc && end_rc) rc = an_fail(msg, msg_len, end_rc, "%s", end_msg);
+    if (!rc && stop_signal)
+        rc = an_fail(
+            msg, msg_len, TRAIN_INTERRUPTED,
+            "interrupted by signal %d after step %lld; the record in %s is complete up to it",
+            (int)stop_signal, (long long)pos.step - 1, o.out_dir);
+    if (!rc) {
+        printf("%s %s %s: %lld steps, final loss %.6g, skipped %lld", r.net.name,
+               prec_mode_name(o.prec.mode),
+               o.prec.mode == PREC_O0 ? "fp32" : ak_dtype_name(o.prec.low), (long long)pos.step,
+               (double)pos.loss, (long long)r.skips);
+        if (pos.accuracy >= 0) printf(", test accuracy %.4f", pos.accuracy);
+        printf("; record in %s\n", o.out_dir);
+    }
+    train_free(&r);
+    return rc;
+}

@@ -1,0 +1,95 @@
+/* train_record.c: a training run's record (analyze/record.h): the logs,
+ * opened fresh or reopened for a resume without the rows past its
+ * checkpoint, run.json, and each step's rows, flushed so that a killed run
+ * keeps every completed step (train_internal.h). */
+#include "atomic_file.h" /* an_fail */
+#include "train_internal.h"
+
+#include <time.h>
+
+/* at: where a resumed run goes on (zero for a new run).  The per-step logs
+ * keep rows of steps 0..at->step-1.  eval.csv's step column counts steps:
+ * the evaluation after step at->step is done when the checkpoint starts a
+ * new epoch (batch 0), and still to do when it was written at the epoch's
+ * last batch, before the evaluation (a run killed in between). */
+int train_open_logs(train_state *r, const ckpt_state *at, char *msg, size_t len)
+{
+    char why[512];
+    const char *dir = r->o->out_dir;
+    const int64_t keep = r->o->resume ? at->step - 1 : -1;
+    int64_t keep_eval = -1;
+    if (r->o->resume) keep_eval = at->batch == 0 ? at->step : at->step - 1;
+    r->steps_log = rec_log_open_table(dir, REC_STEPS, keep, why, sizeof why);
+    if (r->steps_log) r->tensors_log = rec_log_open_table(dir, REC_TENSORS, keep, why, sizeof why);
+    if (r->tensors_log)
+        r->updates_log = rec_log_open_table(dir, REC_UPDATES, keep, why, sizeof why);
+    if (r->updates_log) r->hist_log = rec_log_open_table(dir, REC_HIST, keep, why, sizeof why);
+    if (r->hist_log) r->trace_log = rec_log_open_table(dir, REC_TRACE, keep, why, sizeof why);
+    if (r->trace_log)
+        r->trace_hist_log = rec_log_open_table(dir, REC_TRACE_HIST, keep, why, sizeof why);
+    if (r->trace_hist_log && r->test)
+        r->eval_log = rec_log_open_table(dir, REC_EVAL, keep_eval, why, sizeof why);
+    if (!r->steps_log || !r->tensors_log || !r->updates_log || !r->hist_log || !r->trace_log ||
+        !r->trace_hist_log || (r->test && !r->eval_log))
+        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+    return 0;
+}
+
+int train_write_run_json(train_state *r, bool ended, char *msg, size_t len)
+{
+    if (ended) rec_run_set_end(r->record, (int64_t)time(NULL));
+    char why[512];
+    if (rec_run_write(r->record, train_path(r, REC_RUN_JSON), why, sizeof why) != 0)
+        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+    return 0;
+}
+
+int train_record_step(train_state *r, const rec_step_row *row, bool trace, char *msg, size_t len)
+{
+    const train_options *o = r->o;
+    const int64_t step = row->step;
+    bool ok = rec_write_step(r->steps_log, row) == 0;
+    if (ok && trace)
+        ok = rec_write_trace_stats(r->trace_log, r->trace_hist_log, step, row->loss_scale,
+                                   row->found_inf, &r->trace_host) == 0;
+    if (o->stats_every > 0 && step % o->stats_every == 0)
+        for (int i = 0; i < r->net.n_layers && ok; i++)
+            if (net_has_params(&r->net.layers[i]))
+                ok = rec_write_update_loss(r->updates_log, step, r->net.layers[i].name,
+                                           &r->loss_host[i]) == 0;
+    /* a killed run keeps every completed step's rows */
+    if (ok)
+        ok = rec_log_flush(r->steps_log) == 0 && rec_log_flush(r->updates_log) == 0 &&
+             rec_log_flush(r->tensors_log) == 0 && rec_log_flush(r->hist_log) == 0 &&
+             rec_log_flush(r->trace_log) == 0 && rec_log_flush(r->trace_hist_log) == 0;
+    if (!ok)
+        return an_fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s%s%s",
+                       rec_log_error(r->steps_log), rec_log_error(r->updates_log),
+                       rec_log_error(r->tensors_log), rec_log_error(r->hist_log),
+                       rec_log_error(r->trace_log), rec_log_error(r->trace_hist_log));
+    return 0;
+}
+
+int train_sync_logs(train_state *r, char *msg, size_t len)
+{
+    /* the rows the checkpoint keeps reach the disk before it does */
+    rec_log *logs[] = {r->steps_log, r->tensors_log,    r->updates_log, r->hist_log,
+                       r->trace_log, r->trace_hist_log, r->eval_log};
+    for (size_t i = 0; i < sizeof logs / sizeof *logs; i++)
+        if (logs[i] && rec_log_sync(logs[i]) != 0)
+            return an_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(logs[i]));
+    return 0;
+}
+
+void train_close_record(train_state *r)
+{
+    char ignore[64];
+    rec_log_close(r->steps_log, ignore, sizeof ignore);
+    rec_log_close(r->tensors_log, ignore, sizeof ignore);
+    rec_log_close(r->updates_log, ignore, sizeof ignore);
+    rec_log_close(r->hist_log, ignore, sizeof ignore);
+    rec_log_close(r->trace_log, ignore, sizeof ignore);
+    rec_log_close(r->trace_hist_log, ignore, sizeof ignore);
+    rec_log_close(r->eval_log, ignore, sizeof ignore);
+    rec_run_free(r->record);
+}

@@ -1,0 +1,219 @@
+/* train_setup.c: a training run's resources: the options' defaults, the
+ * checks before anything is built, the data, the model and the step's state
+ * on the backend, and freeing them (train_internal.h). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "atomic_file.h" /* an_fail */
+#include "train_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void train_options_default(train_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->net = "mlp";
+    prec_options_default(&o->prec, PREC_O0, AK_F16);
+    o->stats_dtype = (ak_dtype)-1;
+    o->backend = "auto";
+    o->seed = 1;
+    o->epochs = 1;
+    o->batch = 0; /* the net's default */
+    o->samples = 0;
+    o->opt.kind = AK_OPT_SGD;
+    o->opt.lr = -1; /* the net's default */
+    o->opt.beta1 = 0.9f;
+    o->opt.beta2 = 0.999f;
+    o->opt.eps = 1e-8f;
+    o->opt.round = ak_rounding_rne();
+    o->stats_every = 10;
+    o->hist_every = 100;
+    o->trace_every = 1;
+    o->diverge_after = 100;
+    o->accumulate = 1;
+    ak_scaler_preset("none", &o->scaler, NULL, 0);
+}
+
+const char *train_path(train_state *r, const char *file)
+{
+    snprintf(r->path, sizeof r->path, "%s/%s", r->o->out_dir, file);
+    return r->path;
+}
+
+int train_backend_fail(train_state *r, char *msg, size_t len, const char *what)
+{
+    return an_fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error(r->b));
+}
+
+int train_make_out_dir(const char *dir, char *msg, size_t len)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return an_fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir,
+                       strerror(errno));
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return an_fail(msg, len, TRAIN_EINPUT, "--out %s: not a directory", dir);
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/%s", dir, REC_STEPS_CSV);
+    if (access(probe, F_OK) == 0)
+        return an_fail(msg, len, TRAIN_EINPUT,
+                       "--out %s already holds a run (steps.csv); choose another directory", dir);
+    return 0;
+}
+
+static int load_data(train_state *r, char *msg, size_t len)
+{
+    const train_options *o = r->o;
+    char why[512];
+    int rc;
+    if (r->net.loss == NET_MSE) {
+        ds_synthetic_options so;
+        memset(&so, 0, sizeof so);
+        so.count = o->samples ? o->samples : 8 * o->batch;
+        so.in_dim = r->net.in_c;
+        so.out_dim = r->net.outputs;
+        so.seed = o->seed;
+        so.rule = DS_TARGETS_INDEPENDENT;
+        rc = ds_synthetic(&so, &r->train, why, sizeof why);
+    } else {
+        ds_options d;
+        memset(&d, 0, sizeof d);
+        d.pad = r->net.in_h == 32 ? 2 : 0; /* LeNet5 reads 32 x 32 */
+        d.subset = o->subset;
+        rc = ds_load_fashion_mnist(o->data_dir, DS_TRAIN, &d, &r->train, why, sizeof why);
+        if (rc == DS_OK) {
+            d.subset = 0;
+            rc = ds_load_fashion_mnist(o->data_dir, DS_TEST, &d, &r->test, why, sizeof why);
+        }
+        if (rc == DS_OK && r->train->features != r->net.in_c * r->net.in_h * r->net.in_w)
+            return an_fail(msg, len, TRAIN_EINPUT,
+                           "the data has %zu features per sample, %s wants %zu", r->train->features,
+                           r->net.name, r->net.in_c * r->net.in_h * r->net.in_w);
+    }
+    if (rc != DS_OK)
+        return an_fail(
+            msg, len, rc == DS_ENOMEM || rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT, "%s%s", why,
+            rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)" : "");
+    r->order = malloc(r->train->count * sizeof *r->order);
+    r->x_host = malloc(o->batch * r->train->features * sizeof *r->x_host);
+    if (r->net.loss == NET_MSE)
+        r->t_host = malloc(o->batch * r->net.outputs * sizeof *r->t_host);
+    else
+        r->labels_host = malloc(o->batch * sizeof *r->labels_host);
+    if (!r->order || !r->x_host || (!r->t_host && !r->labels_host))
+        return an_fail(msg, len, TRAIN_EFAIL, "out of memory for the batch buffers");
+    return 0;
+}
+
+static int alloc_state(train_state *r, char *msg, size_t len)
+{
+    ak_backend *b = r->b;
+    const size_t n_stats = (size_t)r->net.n_layers * REC_KINDS;
+    int rc = ak_alloc(b, sizeof *r->scaler, (void **)&r->scaler);
+    if (!rc) rc = ak_alloc(b, sizeof *r->opt_state, (void **)&r->opt_state);
+    if (!rc) rc = ak_alloc(b, sizeof(float), (void **)&r->found_inf);
+    if (!rc) rc = ak_alloc(b, n_stats * sizeof *r->stats, (void **)&r->stats);
+    if (!rc) rc = ak_alloc(b, sizeof *r->trace, (void **)&r->trace);
+    if (!rc) rc = ak_alloc(b, (size_t)r->net.n_layers * sizeof *r->loss, (void **)&r->loss);
+    if (!rc) rc = ak_alloc(b, sizeof *r->inv_micro, (void **)&r->inv_micro);
+    if (!rc) rc = ak_alloc(b, sizeof *r->sumsq, (void **)&r->sumsq);
+    if (!rc && r->o->n_faults > 0) rc = ak_alloc(b, sizeof(float), (void **)&r->fault_scale);
+    for (int k = 0; k < r->m->n_params && !rc && r->o->accumulate > 1; k++)
+        rc = ak_alloc_tensor(b, r->m->params[k].n, r->m->params[k].grad.dtype, &r->acc[k]);
+    if (!rc) {
+        const float inv = 1.0f / (float)r->o->accumulate; /* exact for powers of two */
+        rc = ak_to_device(b, r->inv_micro, &inv, sizeof inv);
+    }
+    if (rc) return train_backend_fail(r, msg, len, "allocating the step's state");
+    r->stats_host = malloc(n_stats * sizeof *r->stats_host);
+    r->loss_host = malloc((size_t)r->net.n_layers * sizeof *r->loss_host);
+    if (!r->stats_host || !r->loss_host) return an_fail(msg, len, TRAIN_EFAIL, "out of memory");
+    ak_scaler_state host;
+    if (ak_scaler_init(&r->o->scaler, &host) != 0)
+        return an_fail(msg, len, TRAIN_EINPUT, "the loss-scale options are inconsistent");
+    r->scale_used = host.scale;
+    r->after = host;
+    rc = ak_to_device(b, r->scaler, &host, sizeof host);
+    if (!rc) rc = ak_zero(b, r->opt_state, sizeof *r->opt_state);
+    if (rc) return train_backend_fail(r, msg, len, "initialising the step's state");
+    return 0;
+}
+
+/* The checks and the net-dependent defaults first: a bad option is
+ * TRAIN_EINPUT before anything is built or written. */
+int train_prepare(train_state *r, train_options *o, char *msg, size_t len)
+{
+    char why[512];
+    if (net_build(o->net, &o->size, &r->net, why, sizeof why) != 0)
+        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+    if (o->white_list && prec_edit_list(&o->prec, o->white_list, true, why, sizeof why) != 0)
+        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+    if (o->black_list && prec_edit_list(&o->prec, o->black_list, false, why, sizeof why) != 0)
+        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+    if (o->pin_spec && prec_pin_layers(&o->prec, &r->net, o->pin_spec, why, sizeof why) != 0)
+        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+    prec_plan_make(&o->prec, &r->net, &r->plan);
+    if (ak_scaler_validate(&o->scaler, why, sizeof why) != 0)
+        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+    if (o->batch == 0) o->batch = r->net.loss == NET_MSE ? 512 : r->net.in_h == 32 ? 32 : 64;
+    if (o->opt.lr < 0) o->opt.lr = r->net.loss == NET_MSE ? 1e-4f : 0.01f;
+    if ((int)o->stats_dtype < 0) o->stats_dtype = o->prec.low;
+    return 0;
+}
+
+int train_build(train_state *r, char *msg, size_t len)
+{
+    const train_options *o = r->o;
+    r->opt = o->opt;
+    char why[512];
+    int rc = load_data(r, msg, len);
+    /* checked before anything is written to the run directory */
+    if (!rc && r->train->count / o->batch / (size_t)o->accumulate == 0)
+        rc = an_fail(msg, len, TRAIN_EINPUT,
+                     "--batch %zu x --accumulate %lld is larger than the %zu training samples",
+                     o->batch, (long long)o->accumulate, r->train->count);
+    if (!rc && model_create(r->b, &r->net, &r->plan, o->batch, &r->m, why, sizeof why) != 0)
+        rc = an_fail(msg, len, TRAIN_EFAIL, "building %s: %s", r->net.name, why);
+    if (!rc &&
+        model_alloc_optimizer(r->m, o->opt.kind != AK_OPT_SGD,
+                              o->opt.kind == AK_OPT_ADAM || o->opt.kind == AK_OPT_ADAMW) != 0)
+        rc = train_backend_fail(r, msg, len, "optimizer state");
+    if (!rc && model_init_weights(r->m, o->seed) != 0)
+        rc = train_backend_fail(r, msg, len, "initial weights");
+    if (!rc && o->init_path && ckpt_load_weights(o->init_path, r->m, why, sizeof why) != 0)
+        rc = an_fail(msg, len, TRAIN_EINPUT, "--init: %s", why);
+    if (!rc) rc = alloc_state(r, msg, len);
+    return rc;
+}
+
+void train_free(train_state *r)
+{
+    train_close_record(r);
+    if (r->b) {
+        ak_free(r->b, r->scaler);
+        ak_free(r->b, r->opt_state);
+        ak_free(r->b, r->found_inf);
+        ak_free(r->b, r->stats);
+        ak_free(r->b, r->trace);
+        ak_free(r->b, r->loss);
+        ak_free(r->b, r->inv_micro);
+        ak_free(r->b, r->sumsq);
+        ak_free(r->b, r->fault_scale);
+        for (int k = 0; k < MODEL_MAX_PARAMS; k++)
+            ak_free(r->b, r->acc[k].data);
+    }
+    model_free(r->m);
+    ak_close(r->b);
+    ds_free(r->train);
+    ds_free(r->test);
+    free(r->order);
+    free(r->x_host);
+    free(r->t_host);
+    free(r->labels_host);
+    free(r->stats_host);
+    free(r->loss_host);
+}
