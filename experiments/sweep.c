@@ -31,7 +31,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <math.h>
 #include <signal.h>
@@ -50,6 +49,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "record.h"
+#include "util.h"
 
 #if AMPSCOPE_HAVE_MPI
 #include <mpi.h>
@@ -379,12 +379,6 @@ typedef struct sweep {
     double t0;
 } sweep;
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig) { stop_signal = sig; }
-
-static double now_s(void) { return bench_seconds_now(); }
-
 static void nap(void)
 {
     const struct timespec ts = {0, 10 * 1000 * 1000};
@@ -609,14 +603,6 @@ static void record(sweep *s, const sw_result *res, int rank, bool reused)
 }
 
 /* ---- running one training -------------------------------------------------------------------- */
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
 /* Starts run k in slot sl; on failure to start, fills res (RS_FAILED) and
  * returns -1. */
 static int start_run(sweep *s, slot *sl, size_t k, sw_result *res)
@@ -628,7 +614,7 @@ static int start_run(sweep *s, slot *sl, size_t k, sw_result *res)
     res->run = (int32_t)k;
     res->state = RS_FAILED;
     /* an unfinished run is redone from the start, as a fresh record */
-    if (access(dir, F_OK) == 0 && nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+    if (access(dir, F_OK) == 0 && ut_remove_tree(dir) != 0) {
         snprintf(res->reason, sizeof res->reason, "cannot remove the unfinished run %.300s: %.60s",
                  dir, strerror(errno));
         return -1;
@@ -675,7 +661,7 @@ static int start_run(sweep *s, slot *sl, size_t k, sw_result *res)
     }
     sl->pid = pid;
     sl->run = k;
-    sl->t0 = now_s();
+    sl->t0 = ut_seconds();
     return 0;
 }
 
@@ -706,7 +692,7 @@ static bool reap(sweep *s, slot *sl, sw_result *res)
     if (got == 0 || (got < 0 && errno == EINTR)) return false;
     memset(res, 0, sizeof *res);
     res->run = (int32_t)sl->run;
-    res->wall = now_s() - sl->t0;
+    res->wall = ut_seconds() - sl->t0;
     sl->pid = 0;
     char why[400];
     train_message(s, sl->run, why, sizeof why);
@@ -888,7 +874,7 @@ static bool serve(sweep *s, bool *gone, int *byes)
         int flag = 0;
         MPI_Status st;
         if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS) {
-            stop_signal = SIGTERM; /* nothing more can be heard: wind down */
+            ut_stop_set(SIGTERM); /* nothing more can be heard: wind down */
             return any;
         }
         if (!flag) return any;
@@ -942,7 +928,7 @@ static void work(sweep *s)
                 MPI_Send(&res, (int)sizeof res, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD);
                 busy = true;
             }
-        if (stop_signal && !stopping) {
+        if (ut_stop_requested() && !stopping) {
             stopping = true;
             forward_stop(s);
         }
@@ -1001,16 +987,16 @@ static bool coordinate(sweep *s)
                 record(s, &res, 0, false);
                 busy = true;
             }
-        if (stop_signal && !s->stopping) {
+        if (ut_stop_requested() && !s->stopping) {
             s->stopping = true;
-            stop_at = now_s();
+            stop_at = ut_seconds();
             forward_stop(s);
             write_summary(s); /* the runs in flight as interrupted, in case we are killed */
             if (s->o->progress)
                 fprintf(stderr,
                         "sweep: signal %d: no new runs; the runs in flight stop after their "
                         "step\n",
-                        (int)stop_signal);
+                        ut_stop_requested());
         }
         while (!s->stopping && s->q_len > 0 && (int)running(s) < s->o->jobs) {
             const size_t k = pop(s);
@@ -1026,7 +1012,7 @@ static bool coordinate(sweep *s)
         if (s->size > 1 && gone && serve(s, gone, &byes)) busy = true;
 #endif
         if ((s->stopping || s->q_len == 0) && running(s) == 0 && byes >= s->size - 1) break;
-        if (s->stopping && now_s() - stop_at > STOP_GRACE_S) {
+        if (s->stopping && ut_seconds() - stop_at > STOP_GRACE_S) {
             for (int j = 0; j < s->o->jobs; j++)
                 if (s->slots[j].pid) kill(s->slots[j].pid, SIGKILL);
             if (running(s) == 0 && byes < s->size - 1) {
@@ -1064,7 +1050,7 @@ int sweep_run(const sweep_options *o)
     s.o = o;
     s.n = o->grid.n_runs;
     s.size = 1;
-    s.t0 = now_s();
+    s.t0 = ut_seconds();
     int launcher_size;
     sw_launcher_rank(&launcher_size);
     bool mpi = false;
@@ -1115,11 +1101,7 @@ int sweep_run(const sweep_options *o)
     /* the parallelism is across runs: a run's BLAS on one thread, so that
      * --jobs runs share the cores instead of fighting over them */
     setenv("OPENBLAS_NUM_THREADS", "1", 0);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    ut_stop_on_signals(false);
 
     bool answered = true;
     if (s.rank == 0) {
@@ -1161,11 +1143,11 @@ int sweep_run(const sweep_options *o)
         printf("sweep: %zu runs: %zu ok, %zu diverged, %zu failed, %zu not run; %s/summary.csv\n",
                s.n, ok, diverged, failed, s.n - ok - diverged - failed, o->out_dir);
     }
-    if (s.rank == 0 && stop_signal)
+    if (s.rank == 0 && ut_stop_requested())
         rc = cli_error(CLI_EFAIL,
                        "stopped by signal %d: %zu of %zu runs done; the same command again "
                        "trains the rest",
-                       (int)stop_signal, ok + diverged, s.n);
+                       ut_stop_requested(), ok + diverged, s.n);
     else if (s.rank == 0 && failed)
         rc = cli_error(CLI_EFAIL, "%zu of %zu runs failed (see %s/summary.csv)", failed, s.n,
                        o->out_dir);

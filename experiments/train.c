@@ -34,6 +34,7 @@
 #include "data.h"
 #include "model.h"
 #include "record.h"
+#include "util.h"
 
 void train_options_default(train_options *o)
 {
@@ -145,10 +146,6 @@ train_fault_kind train_fault_at(const train_fault *faults, int n_faults, int64_t
     }
     return TRAIN_FAULT_NONE;
 }
-
-/* ---- signals: stop after the current step ------------------------------------------ */
-static volatile sig_atomic_t stop_signal = 0;
-static void on_signal(int sig) { stop_signal = sig; }
 
 /* ---- the run ----------------------------------------------------------------------------- */
 typedef struct run {
@@ -572,18 +569,11 @@ static int save_checkpoint(run *r, int64_t step, int64_t epoch, int64_t batch, c
     return 0;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* A progress line on a terminal: step, loss, scale, skips, rate, time left. */
 static void show_progress(const run *r, int64_t step, int64_t total, int64_t epoch, float loss,
                           double started)
 {
-    const double elapsed = now_seconds() - started;
+    const double elapsed = ut_seconds() - started;
     const double rate = elapsed > 0 ? (double)step / elapsed : 0;
     const double left = rate > 0 ? (double)(total - step) / rate : 0;
     fprintf(stderr,
@@ -845,22 +835,18 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
         return rc;
     }
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    ut_stop_on_signals(false);
 
     ds_batcher it;
     const size_t per_epoch = r.train->count / o.batch / (size_t)o.accumulate; /* steps, >= 1 */
     const int64_t total = o.steps > 0 ? o.steps : o.epochs * (int64_t)per_epoch;
     const bool show = o.progress && isatty(STDERR_FILENO);
-    const double started = now_seconds();
+    const double started = ut_seconds();
     int64_t step = at.step, epoch = at.epoch, batch = at.batch;
     const int64_t first_step = step;
     float loss = 0;
     double accuracy = -1;
-    while (step < total && !rc && !stop_signal) {
+    while (step < total && !rc && !ut_stop_requested()) {
         if (ds_shuffle(r.train->count, o.seed, (uint64_t)epoch, r.order, why, sizeof why) !=
                 DS_OK ||
             ds_batcher_init(&it, r.train, r.order, o.batch, false, why, sizeof why) != DS_OK) {
@@ -868,7 +854,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
             break;
         }
         it.next = (size_t)(batch * o.accumulate);
-        for (; batch < (int64_t)per_epoch && step < total && !rc && !stop_signal; batch++) {
+        for (; batch < (int64_t)per_epoch && step < total && !rc && !ut_stop_requested(); batch++) {
             int64_t at_min = 0;
             rc = train_step(&r, &it, step, epoch, &loss, &at_min, msg, msg_len);
             if (rc) break;
@@ -885,7 +871,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
             else if (o.checkpoint_every > 0 && step % o.checkpoint_every == 0)
                 rc = save_checkpoint(&r, step, epoch, batch + 1, msg, msg_len);
         }
-        if (rc || stop_signal) break;
+        if (rc || ut_stop_requested()) break;
         if (batch >= (int64_t)per_epoch) { /* the epoch is complete */
             if (r.test) rc = evaluate(&r, epoch, step, &accuracy, msg, msg_len);
             epoch++;
@@ -902,11 +888,11 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     if (rc == TRAIN_DIVERGED) rec_run_set_string(r.record, "end_reason", msg);
     const int end_rc = write_run_json(&r, true, end_msg, sizeof end_msg);
     if (!rc && end_rc) rc = an_fail(msg, msg_len, end_rc, "%s", end_msg);
-    if (!rc && stop_signal)
+    if (!rc && ut_stop_requested())
         rc = an_fail(
             msg, msg_len, TRAIN_INTERRUPTED,
             "interrupted by signal %d after step %lld; the record in %s is complete up to it",
-            (int)stop_signal, (long long)step - 1, o.out_dir);
+            ut_stop_requested(), (long long)step - 1, o.out_dir);
     if (!rc) {
         printf("%s %s %s: %lld steps, final loss %.6g, skipped %lld", r.net.name,
                prec_mode_name(o.prec.mode),

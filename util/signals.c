@@ -35,6 +35,8 @@ int ut_stop_on_signals(bool restart)
 
 int ut_stop_requested(void) { return (int)stop_signal; }
 
+void ut_stop_set(int sig) { stop_signal = sig; }
+
 void ut_stop_clear(void) { stop_signal = 0; }
 
 void ut_restore_signals(void)

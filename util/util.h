@@ -45,6 +45,9 @@ int ut_stop_on_signals(bool restart);
 /* The number of the last SIGINT or SIGTERM received since the flag was
  * last cleared, or 0. */
 int ut_stop_requested(void);
+/* Records sig as if it had come (a caller that must wind down for its own
+ * reason, such as an MPI peer it can no longer hear). */
+void ut_stop_set(int sig);
 /* Forgets a signal received before. */
 void ut_stop_clear(void);
 /* Puts back the dispositions the last ut_stop_on_signals replaced. */

@@ -2,11 +2,10 @@
  * and run.json.  Every test works in a fresh directory under a mkdtemp
  * base that the fixture removes.  Expected texts and numbers are written
  * out by hand. */
-#define _XOPEN_SOURCE 700 /* mkdtemp, nftw */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>

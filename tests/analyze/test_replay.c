@@ -7,7 +7,7 @@
  * S = 2^k an amax of 2^a overflows exactly when a + k >= 16, and the best
  * power-of-two scale of amax 2^a is 2^(15 - a).  A scaled binade flushes
  * when it is <= -26. */
-#define _XOPEN_SOURCE 700 /* mkdtemp, nftw */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>

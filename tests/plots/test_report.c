@@ -5,9 +5,8 @@
  * stand-in `gnuplot` shell scripts on a PATH of their own.  Expected CSV
  * texts and numbers are worked out by hand.  Without a gnuplot on PATH the
  * tests that need one pass without drawing and the program exits 77. */
-#define _XOPEN_SOURCE 700 /* mkdtemp, nftw, setenv */
+#define _XOPEN_SOURCE 700 /* mkdtemp, setenv */
 #include <check.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

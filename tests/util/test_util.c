@@ -116,6 +116,8 @@ START_TEST(stop_flag)
     /* installing again does not forget a stop asked for */
     ck_assert_int_eq(ut_stop_on_signals(true), 0);
     ck_assert_int_eq(ut_stop_requested(), SIGINT);
+    ut_stop_set(SIGTERM); /* without a signal */
+    ck_assert_int_eq(ut_stop_requested(), SIGTERM);
     ut_stop_clear();
     ck_assert_int_eq(ut_stop_requested(), 0);
 }
