@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,8 @@
 #include <gsl/gsl_rng.h>
 #include <zlib.h>
 
+#include "util.h"
+
 #define IDX_TYPE_UBYTE   0x08
 #define IDX_IMAGES_MAGIC 0x00000803u
 #define IDX_LABELS_MAGIC 0x00000801u
@@ -22,23 +23,6 @@
  * that claims billions of images in a small file ends as "truncated", not as
  * an allocation of the claimed size. */
 #define FIRST_CAPACITY ((size_t)1 << 24)
-
-static int fail(char *msg, size_t msg_len, int status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-
-static int fail(char *msg, size_t msg_len, int status, const char *fmt, ...)
-{
-    if (msg && msg_len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, msg_len, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
 
 static void clear_msg(char *msg, size_t msg_len)
 {
@@ -130,19 +114,19 @@ static int gz_fail(idx_file *f, int errnum, const char *context, char *msg, size
     if (!zmsg || !*zmsg) zmsg = "no detail";
     switch (errnum) {
     case Z_BUF_ERROR:
-        return fail(msg, msg_len, DS_EFORMAT, "%s: truncated gzip stream (%s) %s", f->path, zmsg,
-                    context);
+        return ut_fail(msg, msg_len, DS_EFORMAT, "%s: truncated gzip stream (%s) %s", f->path, zmsg,
+                       context);
     case Z_DATA_ERROR:
-        return fail(msg, msg_len, DS_EFORMAT, "%s: corrupt gzip stream (%s) %s", f->path, zmsg,
-                    context);
+        return ut_fail(msg, msg_len, DS_EFORMAT, "%s: corrupt gzip stream (%s) %s", f->path, zmsg,
+                       context);
     case Z_MEM_ERROR:
-        return fail(msg, msg_len, DS_ENOMEM, "%s: out of memory in zlib %s", f->path, context);
+        return ut_fail(msg, msg_len, DS_ENOMEM, "%s: out of memory in zlib %s", f->path, context);
     case Z_ERRNO:
-        return fail(msg, msg_len, DS_EIO, "%s: read error (%s) %s", f->path, strerror(errno),
-                    context);
+        return ut_fail(msg, msg_len, DS_EIO, "%s: read error (%s) %s", f->path, strerror(errno),
+                       context);
     default:
-        return fail(msg, msg_len, DS_EIO, "%s: zlib error %d (%s) %s", f->path, errnum, zmsg,
-                    context);
+        return ut_fail(msg, msg_len, DS_EIO, "%s: zlib error %d (%s) %s", f->path, errnum, zmsg,
+                       context);
     }
 }
 
@@ -157,15 +141,16 @@ static int idx_open(idx_file *f, const char *path, const char *what, unsigned nd
     struct stat st;
     if (stat(path, &st) != 0) {
         const int e = errno;
-        return fail(msg, msg_len, e == ENOENT || e == ENOTDIR ? DS_ENOENT : DS_EIO, "%s: %s", path,
-                    e == ENOENT ? "no such file" : strerror(e));
+        return ut_fail(msg, msg_len, e == ENOENT || e == ENOTDIR ? DS_ENOENT : DS_EIO, "%s: %s",
+                       path, e == ENOENT ? "no such file" : strerror(e));
     }
-    if (!S_ISREG(st.st_mode)) return fail(msg, msg_len, DS_EFORMAT, "%s: not a regular file", path);
+    if (!S_ISREG(st.st_mode))
+        return ut_fail(msg, msg_len, DS_EFORMAT, "%s: not a regular file", path);
     errno = 0;
     f->gz = gzopen(path, "rb");
     if (!f->gz)
-        return fail(msg, msg_len, errno == 0 ? DS_ENOMEM : DS_EIO, "%s: cannot open (%s)", path,
-                    errno == 0 ? "out of memory" : strerror(errno));
+        return ut_fail(msg, msg_len, errno == 0 ? DS_ENOMEM : DS_EIO, "%s: cannot open (%s)", path,
+                       errno == 0 ? "out of memory" : strerror(errno));
     gzbuffer(f->gz, 1u << 17);
 
     const uint32_t magic = ndims == 3 ? IDX_IMAGES_MAGIC : IDX_LABELS_MAGIC;
@@ -175,32 +160,33 @@ static int idx_open(idx_file *f, const char *path, const char *what, unsigned nd
     const int z = idx_read(f, head, head_len, &got);
     if (z != Z_OK) return gz_fail(f, z, "in the header", msg, msg_len);
     if (got < 4)
-        return fail(msg, msg_len, DS_EFORMAT, "%s: truncated: the header has %zu of %zu bytes",
-                    path, got, head_len);
+        return ut_fail(msg, msg_len, DS_EFORMAT, "%s: truncated: the header has %zu of %zu bytes",
+                       path, got, head_len);
     const uint32_t m =
         (uint32_t)head[0] << 24 | (uint32_t)head[1] << 16 | (uint32_t)head[2] << 8 | head[3];
     if (head[0] != 0 || head[1] != 0)
-        return fail(msg, msg_len, DS_EFORMAT,
-                    "%s: bad magic 0x%08X: not an IDX file (%s need 0x%08X)", path, m, what, magic);
+        return ut_fail(msg, msg_len, DS_EFORMAT,
+                       "%s: bad magic 0x%08X: not an IDX file (%s need 0x%08X)", path, m, what,
+                       magic);
     if (head[2] != IDX_TYPE_UBYTE)
-        return fail(msg, msg_len, DS_EFORMAT,
-                    "%s: bad magic 0x%08X: element type 0x%02X, not unsigned byte (%s need "
-                    "0x%08X)",
-                    path, m, head[2], what, magic);
+        return ut_fail(msg, msg_len, DS_EFORMAT,
+                       "%s: bad magic 0x%08X: element type 0x%02X, not unsigned byte (%s need "
+                       "0x%08X)",
+                       path, m, head[2], what, magic);
     if (head[3] != ndims)
-        return fail(msg, msg_len, DS_EFORMAT,
-                    "%s: bad magic 0x%08X: %u dimension%s, not %u (%s need 0x%08X)", path, m,
-                    head[3], head[3] == 1 ? "" : "s", ndims, what, magic);
+        return ut_fail(msg, msg_len, DS_EFORMAT,
+                       "%s: bad magic 0x%08X: %u dimension%s, not %u (%s need 0x%08X)", path, m,
+                       head[3], head[3] == 1 ? "" : "s", ndims, what, magic);
     if (got < head_len)
-        return fail(msg, msg_len, DS_EFORMAT, "%s: truncated: the header has %zu of %zu bytes",
-                    path, got, head_len);
+        return ut_fail(msg, msg_len, DS_EFORMAT, "%s: truncated: the header has %zu of %zu bytes",
+                       path, got, head_len);
     static const char *const dim_names[3] = {"count", "rows", "cols"};
     for (unsigned d = 0; d < ndims; d++) {
         const uint8_t *b = head + 4 + 4 * d;
         f->dims[d] = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
         if (f->dims[d] == 0)
-            return fail(msg, msg_len, DS_EFORMAT, "%s: dimension %u (%s) is 0", path, d,
-                        dim_names[d]);
+            return ut_fail(msg, msg_len, DS_EFORMAT, "%s: dimension %u (%s) is 0", path, d,
+                           dim_names[d]);
     }
     return DS_OK;
 }
@@ -223,8 +209,8 @@ static int idx_read_body(idx_file *f, size_t total, size_t keep, uint8_t **kept,
     int status = DS_OK;
     char context[160];
     if (!scratch || !buf) {
-        status = fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate %zu bytes for the %s", f->path,
-                      cap, f->what);
+        status = ut_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate %zu bytes for the %s",
+                         f->path, cap, f->what);
         goto done;
     }
     size_t done = 0;
@@ -240,8 +226,8 @@ static int idx_read_body(idx_file *f, size_t total, size_t keep, uint8_t **kept,
                 uint8_t *nb = realloc(buf, ncap);
                 if (!nb) {
                     status =
-                        fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate %zu bytes for the %s",
-                             f->path, ncap, f->what);
+                        ut_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate %zu bytes for the %s",
+                                f->path, ncap, f->what);
                     goto done;
                 }
                 buf = nb;
@@ -261,9 +247,9 @@ static int idx_read_body(idx_file *f, size_t total, size_t keep, uint8_t **kept,
             goto done;
         }
         if (got < want) {
-            status =
-                fail(msg, msg_len, DS_EFORMAT, "%s: truncated: expected %zu bytes of %s, got %zu",
-                     f->path, total, f->unit, done);
+            status = ut_fail(msg, msg_len, DS_EFORMAT,
+                             "%s: truncated: expected %zu bytes of %s, got %zu", f->path, total,
+                             f->unit, done);
             goto done;
         }
     }
@@ -282,8 +268,9 @@ static int idx_read_body(idx_file *f, size_t total, size_t keep, uint8_t **kept,
         if (got < READ_CHUNK) break;
     }
     if (trailing > 0) {
-        status = fail(msg, msg_len, DS_EFORMAT, "%s: %zu trailing bytes after the %zu bytes of %s",
-                      f->path, trailing, total, f->unit);
+        status =
+            ut_fail(msg, msg_len, DS_EFORMAT, "%s: %zu trailing bytes after the %zu bytes of %s",
+                    f->path, trailing, total, f->unit);
         goto done;
     }
     *kept = buf;
@@ -309,55 +296,56 @@ static int load_idx(const char *images_path, const char *labels_path, size_t exp
 
     const size_t count = img.dims[0], rows = img.dims[1], cols = img.dims[2];
     if ((expect_rows && rows != expect_rows) || (expect_cols && cols != expect_cols)) {
-        status =
-            fail(msg, msg_len, DS_EFORMAT, "%s: images are %zux%zu, expected %zux%zu", images_path,
-                 rows, cols, expect_rows ? expect_rows : rows, expect_cols ? expect_cols : cols);
+        status = ut_fail(msg, msg_len, DS_EFORMAT, "%s: images are %zux%zu, expected %zux%zu",
+                         images_path, rows, cols, expect_rows ? expect_rows : rows,
+                         expect_cols ? expect_cols : cols);
         goto done;
     }
     if (lab.dims[0] != count) {
-        status = fail(msg, msg_len, DS_EFORMAT, "%s: %u labels for the %zu images of %s",
-                      labels_path, lab.dims[0], count, images_path);
+        status = ut_fail(msg, msg_len, DS_EFORMAT, "%s: %u labels for the %zu images of %s",
+                         labels_path, lab.dims[0], count, images_path);
         goto done;
     }
     /* count < 2^32 and rows, cols < 2^32: the product can exceed size_t */
     const size_t image_bytes = rows * cols;
     if (rows != 0 && image_bytes / rows != cols) {
-        status = fail(msg, msg_len, DS_EFORMAT, "%s: images of %zux%zu bytes are too large",
-                      images_path, rows, cols);
+        status = ut_fail(msg, msg_len, DS_EFORMAT, "%s: images of %zux%zu bytes are too large",
+                         images_path, rows, cols);
         goto done;
     }
     if (image_bytes > SIZE_MAX / count) {
-        status = fail(msg, msg_len, DS_EFORMAT,
-                      "%s: %zu images of %zux%zu bytes overflow the address space", images_path,
-                      count, rows, cols);
+        status = ut_fail(msg, msg_len, DS_EFORMAT,
+                         "%s: %zu images of %zux%zu bytes overflow the address space", images_path,
+                         count, rows, cols);
         goto done;
     }
     const size_t pad = opt->pad;
     const size_t height = rows + 2 * pad, width = cols + 2 * pad;
     if (height > SIZE_MAX / width) {
-        status = fail(msg, msg_len, DS_EFORMAT, "%s: padded images of %zux%zu are too large",
-                      images_path, height, width);
+        status = ut_fail(msg, msg_len, DS_EFORMAT, "%s: padded images of %zux%zu are too large",
+                         images_path, height, width);
         goto done;
     }
     const size_t keep = opt->subset == 0 || opt->subset > count ? count : opt->subset;
 
     ds = calloc(1, sizeof *ds);
     if (!ds) {
-        status = fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate the data set", images_path);
+        status = ut_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate the data set", images_path);
         goto done;
     }
     status = idx_read_body(&lab, count, count, &label_bytes, msg, msg_len);
     if (status) goto done;
     for (size_t i = 0; i < count; i++) {
         if (label_bytes[i] >= DS_CLASSES) {
-            status = fail(msg, msg_len, DS_EFORMAT, "%s: label %u at index %zu is not in 0..%d",
-                          labels_path, label_bytes[i], i, DS_CLASSES - 1);
+            status = ut_fail(msg, msg_len, DS_EFORMAT, "%s: label %u at index %zu is not in 0..%d",
+                             labels_path, label_bytes[i], i, DS_CLASSES - 1);
             goto done;
         }
     }
     ds->labels = malloc(keep * sizeof *ds->labels);
     if (!ds->labels) {
-        status = fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate %zu labels", labels_path, keep);
+        status =
+            ut_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate %zu labels", labels_path, keep);
         goto done;
     }
     for (size_t i = 0; i < keep; i++)
@@ -380,7 +368,7 @@ static int load_idx(const char *images_path, const char *labels_path, size_t exp
     ds->images_path = dup_string(images_path);
     ds->labels_path = dup_string(labels_path);
     if (!ds->images_path || !ds->labels_path)
-        status = fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate the data set", images_path);
+        status = ut_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate the data set", images_path);
 done:
     idx_close(&img);
     idx_close(&lab);
@@ -396,8 +384,8 @@ done:
 static int check_options(const ds_options *opt, char *msg, size_t msg_len)
 {
     if (opt->pad > DS_MAX_PAD)
-        return fail(msg, msg_len, DS_EINVAL, "pad %zu is too large (at most %d)", opt->pad,
-                    DS_MAX_PAD);
+        return ut_fail(msg, msg_len, DS_EINVAL, "pad %zu is too large (at most %d)", opt->pad,
+                       DS_MAX_PAD);
     return DS_OK;
 }
 
@@ -406,11 +394,11 @@ int ds_load_idx(const char *images_path, const char *labels_path, size_t expect_
                 size_t msg_len)
 {
     clear_msg(msg, msg_len);
-    if (!out) return fail(msg, msg_len, DS_EINVAL, "ds_load_idx: out is NULL");
+    if (!out) return ut_fail(msg, msg_len, DS_EINVAL, "ds_load_idx: out is NULL");
     *out = NULL;
     if (!images_path || !labels_path)
-        return fail(msg, msg_len, DS_EINVAL, "ds_load_idx: %s path is NULL",
-                    images_path ? "labels" : "images");
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_load_idx: %s path is NULL",
+                       images_path ? "labels" : "images");
     const ds_options def = ds_options_default();
     if (!opt) opt = &def;
     const int status = check_options(opt, msg, msg_len);
@@ -433,13 +421,13 @@ static char *find_file(const char *dir, const char *name, int *status, char *msg
     if (!path) goto nomem;
     if (stat(path, &st) == 0 || errno != ENOENT) return path;
     free(path);
-    *status = fail(msg, msg_len, DS_ENOENT, "%s: has neither %s nor %s%s", dir, gzname, name,
-                   strcmp(dir, DS_FASHION_MNIST_DIR) == 0
-                       ? " (install the Debian package dataset-fashion-mnist)"
-                       : "");
+    *status = ut_fail(msg, msg_len, DS_ENOENT, "%s: has neither %s nor %s%s", dir, gzname, name,
+                      strcmp(dir, DS_FASHION_MNIST_DIR) == 0
+                          ? " (install the Debian package dataset-fashion-mnist)"
+                          : "");
     return NULL;
 nomem:
-    *status = fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate a path", dir);
+    *status = ut_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate a path", dir);
     return NULL;
 }
 
@@ -447,10 +435,11 @@ int ds_load_fashion_mnist(const char *dir, ds_split split, const ds_options *opt
                           char *msg, size_t msg_len)
 {
     clear_msg(msg, msg_len);
-    if (!out) return fail(msg, msg_len, DS_EINVAL, "ds_load_fashion_mnist: out is NULL");
+    if (!out) return ut_fail(msg, msg_len, DS_EINVAL, "ds_load_fashion_mnist: out is NULL");
     *out = NULL;
     if (split != DS_TRAIN && split != DS_TEST)
-        return fail(msg, msg_len, DS_EINVAL, "ds_load_fashion_mnist: invalid split %d", (int)split);
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_load_fashion_mnist: invalid split %d",
+                       (int)split);
     if (!dir) dir = DS_FASHION_MNIST_DIR;
     const ds_options def = ds_options_default();
     if (!opt) opt = &def;
@@ -460,13 +449,13 @@ int ds_load_fashion_mnist(const char *dir, ds_split split, const ds_options *opt
     struct stat st;
     if (stat(dir, &st) != 0) {
         const int e = errno;
-        return fail(msg, msg_len, e == ENOENT || e == ENOTDIR ? DS_ENOENT : DS_EIO, "%s: %s%s", dir,
-                    e == ENOENT ? "no such directory" : strerror(e),
-                    strcmp(dir, DS_FASHION_MNIST_DIR) == 0
-                        ? " (install the Debian package dataset-fashion-mnist)"
-                        : "");
+        return ut_fail(msg, msg_len, e == ENOENT || e == ENOTDIR ? DS_ENOENT : DS_EIO, "%s: %s%s",
+                       dir, e == ENOENT ? "no such directory" : strerror(e),
+                       strcmp(dir, DS_FASHION_MNIST_DIR) == 0
+                           ? " (install the Debian package dataset-fashion-mnist)"
+                           : "");
     }
-    if (!S_ISDIR(st.st_mode)) return fail(msg, msg_len, DS_ENOENT, "%s: not a directory", dir);
+    if (!S_ISDIR(st.st_mode)) return ut_fail(msg, msg_len, DS_ENOENT, "%s: not a directory", dir);
 
     const char *prefix = split == DS_TRAIN ? "train" : "t10k";
     char name[48];
@@ -535,7 +524,7 @@ static int apply_linear_map(const ds_synthetic_options *o, const float *inputs, 
     double *row = malloc(o->in_dim * sizeof *row);
     if (!row || rng_init(&r, ds_seed32(o->seed, DS_STREAM_MAP, 0)) != DS_OK) {
         free(row);
-        return fail(msg, msg_len, DS_ENOMEM, "ds_synthetic: cannot allocate the linear map");
+        return ut_fail(msg, msg_len, DS_ENOMEM, "ds_synthetic: cannot allocate the linear map");
     }
     const double sqrt_in = sqrt((double)o->in_dim);
     for (size_t j = 0; j < o->out_dim; j++) {
@@ -558,24 +547,24 @@ static int apply_linear_map(const ds_synthetic_options *o, const float *inputs, 
 int ds_synthetic(const ds_synthetic_options *opt, ds_dataset **out, char *msg, size_t msg_len)
 {
     clear_msg(msg, msg_len);
-    if (!out) return fail(msg, msg_len, DS_EINVAL, "ds_synthetic: out is NULL");
+    if (!out) return ut_fail(msg, msg_len, DS_EINVAL, "ds_synthetic: out is NULL");
     *out = NULL;
-    if (!opt) return fail(msg, msg_len, DS_EINVAL, "ds_synthetic: options are NULL");
+    if (!opt) return ut_fail(msg, msg_len, DS_EINVAL, "ds_synthetic: options are NULL");
     if (opt->count == 0 || opt->in_dim == 0 || opt->out_dim == 0)
-        return fail(msg, msg_len, DS_EINVAL,
-                    "ds_synthetic: count %zu, in_dim %zu and out_dim %zu must be nonzero",
-                    opt->count, opt->in_dim, opt->out_dim);
+        return ut_fail(msg, msg_len, DS_EINVAL,
+                       "ds_synthetic: count %zu, in_dim %zu and out_dim %zu must be nonzero",
+                       opt->count, opt->in_dim, opt->out_dim);
     if (opt->rule != DS_TARGETS_INDEPENDENT && opt->rule != DS_TARGETS_LINEAR)
-        return fail(msg, msg_len, DS_EINVAL, "ds_synthetic: invalid target rule %d",
-                    (int)opt->rule);
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_synthetic: invalid target rule %d",
+                       (int)opt->rule);
     if (opt->rule == DS_TARGETS_LINEAR && !(opt->noise >= 0.0 && isfinite(opt->noise)))
-        return fail(msg, msg_len, DS_EINVAL, "ds_synthetic: noise %g must be finite and >= 0",
-                    opt->noise);
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_synthetic: noise %g must be finite and >= 0",
+                       opt->noise);
     const size_t max_elems = SIZE_MAX / sizeof(float);
     if (opt->in_dim > max_elems / opt->count || opt->out_dim > max_elems / opt->count)
-        return fail(msg, msg_len, DS_EINVAL,
-                    "ds_synthetic: %zu samples of %zu + %zu floats overflow the address space",
-                    opt->count, opt->in_dim, opt->out_dim);
+        return ut_fail(msg, msg_len, DS_EINVAL,
+                       "ds_synthetic: %zu samples of %zu + %zu floats overflow the address space",
+                       opt->count, opt->in_dim, opt->out_dim);
 
     ds_dataset *ds = calloc(1, sizeof *ds);
     gsl_rng r = {0};
@@ -604,9 +593,9 @@ int ds_synthetic(const ds_synthetic_options *opt, ds_dataset **out, char *msg, s
     *out = ds;
     return DS_OK;
 nomem:
-    status = fail(msg, msg_len, DS_ENOMEM,
-                  "ds_synthetic: cannot allocate %zu samples of %zu + %zu floats", opt->count,
-                  opt->in_dim, opt->out_dim);
+    status = ut_fail(msg, msg_len, DS_ENOMEM,
+                     "ds_synthetic: cannot allocate %zu samples of %zu + %zu floats", opt->count,
+                     opt->in_dim, opt->out_dim);
 error:
     rng_release(&r);
     ds_free(ds);
@@ -617,16 +606,17 @@ error:
 int ds_shuffle(size_t n, uint64_t seed, uint64_t epoch, size_t *perm, char *msg, size_t msg_len)
 {
     clear_msg(msg, msg_len);
-    if (n > 0 && !perm) return fail(msg, msg_len, DS_EINVAL, "ds_shuffle: perm is NULL");
+    if (n > 0 && !perm) return ut_fail(msg, msg_len, DS_EINVAL, "ds_shuffle: perm is NULL");
     /* gsl_rng_uniform_int(r, m) needs m <= 2^32 - 1 for MT19937 */
     if ((uint64_t)n > UINT32_MAX)
-        return fail(msg, msg_len, DS_EINVAL, "ds_shuffle: %zu elements, at most %u", n, UINT32_MAX);
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_shuffle: %zu elements, at most %u", n,
+                       UINT32_MAX);
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
     if (n < 2) return DS_OK; /* gsl_ran_shuffle's loop starts at n - 1: not for n = 0 */
     gsl_rng r;
     if (rng_init(&r, ds_seed32(seed, DS_STREAM_SHUFFLE, epoch)) != DS_OK)
-        return fail(msg, msg_len, DS_ENOMEM, "ds_shuffle: cannot allocate the generator");
+        return ut_fail(msg, msg_len, DS_ENOMEM, "ds_shuffle: cannot allocate the generator");
     gsl_ran_shuffle(&r, perm, n, sizeof *perm);
     rng_release(&r);
     return DS_OK;
@@ -649,18 +639,18 @@ static void gather_image(const ds_dataset *ds, size_t index, float *dst)
 static int gather(const char *caller, const ds_dataset *ds, const size_t *order, size_t start,
                   size_t n, float *x, int32_t *labels, float *targets, char *msg, size_t msg_len)
 {
-    if (!ds) return fail(msg, msg_len, DS_EINVAL, "%s: the data set is NULL", caller);
+    if (!ds) return ut_fail(msg, msg_len, DS_EINVAL, "%s: the data set is NULL", caller);
     if (labels && !ds->labels)
-        return fail(msg, msg_len, DS_EINVAL, "%s: labels asked of '%s', which has none", caller,
-                    ds->name);
+        return ut_fail(msg, msg_len, DS_EINVAL, "%s: labels asked of '%s', which has none", caller,
+                       ds->name);
     if (targets && !ds->targets)
-        return fail(msg, msg_len, DS_EINVAL, "%s: targets asked of '%s', which has none", caller,
-                    ds->name);
+        return ut_fail(msg, msg_len, DS_EINVAL, "%s: targets asked of '%s', which has none", caller,
+                       ds->name);
     for (size_t j = 0; j < n; j++) {
         const size_t i = order ? order[start + j] : start + j;
         if (i >= ds->count)
-            return fail(msg, msg_len, DS_EINVAL, "%s: index %zu (position %zu) is not below %zu",
-                        caller, i, start + j, ds->count);
+            return ut_fail(msg, msg_len, DS_EINVAL, "%s: index %zu (position %zu) is not below %zu",
+                           caller, i, start + j, ds->count);
     }
     for (size_t j = 0; j < n; j++) {
         const size_t i = order ? order[start + j] : start + j;
@@ -683,7 +673,7 @@ int ds_gather(const ds_dataset *ds, const size_t *indices, size_t n, float *x, i
               float *targets, char *msg, size_t msg_len)
 {
     clear_msg(msg, msg_len);
-    if (n > 0 && !indices) return fail(msg, msg_len, DS_EINVAL, "ds_gather: indices are NULL");
+    if (n > 0 && !indices) return ut_fail(msg, msg_len, DS_EINVAL, "ds_gather: indices are NULL");
     return gather("ds_gather", ds, indices, 0, n, x, labels, targets, msg, msg_len);
 }
 
@@ -692,15 +682,16 @@ int ds_batcher_init(ds_batcher *it, const ds_dataset *ds, const size_t *order, s
 {
     clear_msg(msg, msg_len);
     if (!it || !ds)
-        return fail(msg, msg_len, DS_EINVAL, "ds_batcher_init: %s is NULL",
-                    it ? "the data set" : "the batcher");
-    if (batch_size == 0) return fail(msg, msg_len, DS_EINVAL, "ds_batcher_init: batch size is 0");
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_batcher_init: %s is NULL",
+                       it ? "the data set" : "the batcher");
+    if (batch_size == 0)
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_batcher_init: batch size is 0");
     if (order) {
         for (size_t j = 0; j < ds->count; j++)
             if (order[j] >= ds->count)
-                return fail(msg, msg_len, DS_EINVAL,
-                            "ds_batcher_init: order[%zu] = %zu is not below %zu", j, order[j],
-                            ds->count);
+                return ut_fail(msg, msg_len, DS_EINVAL,
+                               "ds_batcher_init: order[%zu] = %zu is not below %zu", j, order[j],
+                               ds->count);
     }
     it->ds = ds;
     it->order = order;
@@ -721,10 +712,10 @@ int ds_batch_next(ds_batcher *it, float *x, int32_t *labels, float *targets, siz
                   size_t msg_len)
 {
     clear_msg(msg, msg_len);
-    if (!n) return fail(msg, msg_len, DS_EINVAL, "ds_batch_next: n is NULL");
+    if (!n) return ut_fail(msg, msg_len, DS_EINVAL, "ds_batch_next: n is NULL");
     *n = 0;
     if (!it || !it->ds || it->batch_size == 0)
-        return fail(msg, msg_len, DS_EINVAL, "ds_batch_next: the batcher is not initialised");
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_batch_next: the batcher is not initialised");
     if (it->next >= ds_batcher_count(it)) return DS_OK;
     const size_t start = it->next * it->batch_size;
     const size_t rest = it->ds->count - start;
