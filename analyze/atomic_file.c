@@ -6,21 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-int an_fail(char *msg, size_t msg_len, int status, const char *fmt, ...)
-{
-    if (!msg || msg_len == 0) return status;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, msg_len, fmt, ap);
-    va_end(ap);
-    return status;
-}
 
 static void af_release(af_file *f)
 {

@@ -3,7 +3,7 @@
  *
  * Status codes.  Every analyze/ function that can fail returns 0 (AN_OK) or
  * a negative AN_E* code, and writes one message into the caller's buffer
- * (msg, msg_len; msg may be NULL) naming the file and, for a system call,
+ * (msg, msg_len; msg may be NULL; util.h's ut_fail) naming the file and, for a system call,
  * the call and its errno text: "run/run.json: rename run/run.json.tmp.42 ->
  * run/run.json: Permission denied".  Nothing here prints, exits or aborts.
  *
@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "util.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,15 +33,7 @@ extern "C" {
 #define AN_EIO     (-2) /* a system call failed; the message has its errno text */
 #define AN_EFORMAT (-3) /* a file's content is malformed or does not match the schema */
 #define AN_ENOMEM  (-4) /* an allocation failed */
-
-/* Writes a printf-style message into msg (at most msg_len bytes, always
- * terminated; nothing when msg is NULL or msg_len is 0) and returns status.
- * The one way analyze/ reports an error. */
-int an_fail(char *msg, size_t msg_len, int status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+#define an_fail ut_fail /* the message: ut_fail (util.h); until every caller names it */
 
 /* A file being written atomically.  Write with af_put, or through fp
  * (stdio) directly: af_commit checks the stream's error flag, so individual

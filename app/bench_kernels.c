@@ -27,6 +27,7 @@
 #include "commands.h"
 #include "fpe.h"
 #include "kernels.h"
+#include "util.h"
 
 #define MAX_REPS 9
 
@@ -56,22 +57,22 @@ static double measure(kbench *k, kb_fn fn, const void *arg)
     unsigned long calls = 1;
     double elapsed;
     for (;;) {
-        double t0 = bench_seconds_now();
+        double t0 = ut_seconds();
         for (unsigned long c = 0; c < calls; c++)
             if (fn(k, arg) != AK_OK) return -1;
         if (ak_sync(k->b) != AK_OK) return -1;
-        elapsed = bench_seconds_now() - t0;
+        elapsed = ut_seconds() - t0;
         if (elapsed >= k->rep_seconds / 4 || calls >= (1ul << 20)) break;
         calls *= 2;
     }
     calls = (unsigned long)((double)calls * k->rep_seconds / (elapsed > 0 ? elapsed : 1e-9)) + 1;
     double per_call[MAX_REPS];
     for (int r = 0; r < k->reps; r++) {
-        double t0 = bench_seconds_now();
+        double t0 = ut_seconds();
         for (unsigned long c = 0; c < calls; c++)
             if (fn(k, arg) != AK_OK) return -1;
         if (ak_sync(k->b) != AK_OK) return -1;
-        per_call[r] = (bench_seconds_now() - t0) / (double)calls;
+        per_call[r] = (ut_seconds() - t0) / (double)calls;
     }
     qsort(per_call, (size_t)k->reps, sizeof per_call[0], bench_compare_double);
     return per_call[k->reps / 2];

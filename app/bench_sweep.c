@@ -10,11 +10,10 @@
  * something if the sweeps did the same work, so each summary.csv must match
  * the first sweep's on every column but wall_seconds.
  */
-#define _XOPEN_SOURCE 700 /* nftw, mkdtemp, readlink */
+#define _XOPEN_SOURCE 700 /* mkdtemp, readlink */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -27,6 +26,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "util.h"
 
 #define MAX_COUNTS 8
 #define MAX_COUNT  64
@@ -60,22 +60,6 @@ static void help(FILE *out)
             "  --quick        a smaller grid (%s) and fewer steps (smoke tests)\n",
             GRID, MAX_COUNT, GRID_QUICK);
 }
-
-/* ---- the temporary directory -------------------------------------------------------------- */
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)type;
-    (void)ftw;
-    return remove(path) == 0 || errno == ENOENT ? 0 : -1;
-}
-
-static void remove_tree(const char *dir) { nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
-/* ---- stopping ------------------------------------------------------------------------------- */
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig) { stop_signal = sig; }
 
 /* ---- mpirun --------------------------------------------------------------------------------- */
 static bool find_on_path(const char *name, char *path, size_t size)
@@ -146,7 +130,7 @@ static int run_sweep(const bsweep *b, sweep_row *r, char *out_dir, size_t out_si
     argv[n] = NULL;
 
     fflush(stdout);
-    const double t0 = bench_seconds_now();
+    const double t0 = ut_seconds();
     const pid_t pid = fork();
     if (pid < 0) return cli_error(CLI_EFAIL, "fork: %s", strerror(errno));
     if (pid == 0) {
@@ -166,14 +150,15 @@ static int run_sweep(const bsweep *b, sweep_row *r, char *out_dir, size_t out_si
         if (errno != EINTR) return cli_error(CLI_EFAIL, "waitpid: %s", strerror(errno));
         /* the terminal's SIGINT reaches the child too; a SIGTERM sent to us
          * alone is passed on, once (sweep and mpirun stop cleanly on it) */
-        if (stop_signal && !forwarded) {
+        if (ut_stop_requested() && !forwarded) {
             kill(pid, SIGTERM);
             forwarded = true;
         }
     }
-    r->seconds = bench_seconds_now() - t0;
+    r->seconds = ut_seconds() - t0;
     r->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-    if (stop_signal) return cli_error(CLI_EFAIL, "stopped by signal %d", (int)stop_signal);
+    if (ut_stop_requested())
+        return cli_error(CLI_EFAIL, "stopped by signal %d", ut_stop_requested());
     return CLI_OK;
 }
 
@@ -340,13 +325,8 @@ int bench_sweep(int argc, char **argv)
              tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!mkdtemp(b.tmp)) return cli_error(CLI_EFAIL, "mkdtemp %s: %s", b.tmp, strerror(errno));
 
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal; /* no SA_RESTART: waitpid returns EINTR */
-    sigemptyset(&sa.sa_mask);
-    stop_signal = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    ut_stop_clear();
+    ut_stop_on_signals(false); /* no SA_RESTART: waitpid returns EINTR */
 
     if (csv) {
         printf("how,count,runs,steps,wall_seconds,runs_per_minute,speedup,check\n");
@@ -395,15 +375,14 @@ int bench_sweep(int argc, char **argv)
             print_row(csv, &b, &r, baseline);
         }
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    ut_restore_signals();
     free(reference);
     if (rc == CLI_OK && !all_ok) {
         /* the failed sweep's folder and log stay for a look */
         rc = cli_error(CLI_EFAIL, "a sweep failed or disagreed with the first; its files are in %s",
                        b.tmp);
     } else {
-        remove_tree(b.tmp);
+        ut_remove_tree(b.tmp);
     }
     return rc;
 }

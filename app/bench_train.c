@@ -41,6 +41,7 @@
 #include "model.h"
 #include "nets.h"
 #include "record.h" /* REC_KINDS */
+#include "util.h"
 
 #define MAX_BATCHES   16      /* distinct batches the steps cycle through */
 #define O2_CPU_TARGET 1.5     /* issue 4: O2 emulated <= 1.5x the O0 time on the cpu */
@@ -311,12 +312,12 @@ static int time_mode(tbench *t, const tb_mode *md, tb_result *out)
     for (; step < total && ak == AK_OK; step++) {
         if (step == t->warmup) {
             ak = ak_sync(t->b);
-            t0 = bench_seconds_now();
+            t0 = ut_seconds();
         }
         if (ak == AK_OK) ak = run_step(t, &r, (size_t)step % t->n_batches);
     }
     if (ak == AK_OK) ak = ak_sync(t->b);
-    const double t1 = bench_seconds_now();
+    const double t1 = ut_seconds();
     ak_scaler_state st;
     if (ak == AK_OK) ak = ak_to_host(t->b, &out->final_loss, r.m->loss, sizeof(float));
     if (ak == AK_OK) ak = ak_to_host(t->b, &st, r.scaler, sizeof st);

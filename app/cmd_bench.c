@@ -27,6 +27,7 @@
 #include "commands.h"
 #include "fpe.h"
 #include "kernels.h"
+#include "util.h"
 
 #define BENCH_N        (1u << 16)
 #define BENCH_MAX_REPS 9
@@ -376,13 +377,6 @@ static size_t bench_check(bench_data *d, const bench_case *c)
 }
 
 /* ---- timing -------------------------------------------------------------- */
-double bench_seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int bench_compare_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -399,20 +393,20 @@ static double bench_measure(bench_data *d, const bench_case *c, double rep_secon
     unsigned long passes = 1;
     double elapsed;
     for (;;) {
-        double t0 = bench_seconds_now();
+        double t0 = ut_seconds();
         for (unsigned long p = 0; p < passes; p++)
             c->pass(d, &env);
-        elapsed = bench_seconds_now() - t0;
+        elapsed = ut_seconds() - t0;
         if (elapsed >= rep_seconds / 8 || passes >= (1ul << 30)) break;
         passes *= 2;
     }
     passes = (unsigned long)((double)passes * rep_seconds / (elapsed > 0 ? elapsed : 1e-9)) + 1;
     double rates[BENCH_MAX_REPS];
     for (int r = 0; r < reps; r++) {
-        double t0 = bench_seconds_now();
+        double t0 = ut_seconds();
         for (unsigned long p = 0; p < passes; p++)
             c->pass(d, &env);
-        double t = bench_seconds_now() - t0;
+        double t = ut_seconds() - t0;
         rates[r] = (double)passes * BENCH_N / (t > 0 ? t : 1e-9) / 1e6;
     }
     qsort(rates, (size_t)reps, sizeof rates[0], bench_compare_double);

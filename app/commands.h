@@ -17,7 +17,6 @@ int bench_train(int argc, char **argv);   /* bench_train.c: `bench train` */
 int bench_sweep(int argc, char **argv);   /* bench_sweep.c: `bench sweep` */
 
 /* What the benchmarks share (cmd_bench.c). */
-double bench_seconds_now(void);                     /* CLOCK_MONOTONIC, seconds */
 int bench_compare_double(const void *a, const void *b); /* for qsort: ascending doubles */
 
 #endif

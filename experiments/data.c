@@ -4,20 +4,8 @@
  * batches data_batch.c (data_internal.h). */
 #include "data_internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-int ds_fail(char *msg, size_t msg_len, int status, const char *fmt, ...)
-{
-    if (msg && msg_len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, msg_len, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
 
 void ds_clear_msg(char *msg, size_t msg_len)
 {

@@ -11,17 +11,17 @@
 int ds_shuffle(size_t n, uint64_t seed, uint64_t epoch, size_t *perm, char *msg, size_t msg_len)
 {
     ds_clear_msg(msg, msg_len);
-    if (n > 0 && !perm) return ds_fail(msg, msg_len, DS_EINVAL, "ds_shuffle: perm is NULL");
+    if (n > 0 && !perm) return ut_fail(msg, msg_len, DS_EINVAL, "ds_shuffle: perm is NULL");
     /* gsl_rng_uniform_int(r, m) needs m <= 2^32 - 1 for MT19937 */
     if ((uint64_t)n > UINT32_MAX)
-        return ds_fail(msg, msg_len, DS_EINVAL, "ds_shuffle: %zu elements, at most %u", n,
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_shuffle: %zu elements, at most %u", n,
                        UINT32_MAX);
     for (size_t i = 0; i < n; i++)
         perm[i] = i;
     if (n < 2) return DS_OK; /* gsl_ran_shuffle's loop starts at n - 1: not for n = 0 */
     gsl_rng r;
     if (ds_rng_init(&r, ds_seed32(seed, DS_STREAM_SHUFFLE, epoch)) != DS_OK)
-        return ds_fail(msg, msg_len, DS_ENOMEM, "ds_shuffle: cannot allocate the generator");
+        return ut_fail(msg, msg_len, DS_ENOMEM, "ds_shuffle: cannot allocate the generator");
     gsl_ran_shuffle(&r, perm, n, sizeof *perm);
     ds_rng_release(&r);
     return DS_OK;
@@ -44,17 +44,17 @@ static void gather_image(const ds_dataset *ds, size_t index, float *dst)
 static int gather(const char *caller, const ds_dataset *ds, const size_t *order, size_t start,
                   size_t n, float *x, int32_t *labels, float *targets, char *msg, size_t msg_len)
 {
-    if (!ds) return ds_fail(msg, msg_len, DS_EINVAL, "%s: the data set is NULL", caller);
+    if (!ds) return ut_fail(msg, msg_len, DS_EINVAL, "%s: the data set is NULL", caller);
     if (labels && !ds->labels)
-        return ds_fail(msg, msg_len, DS_EINVAL, "%s: labels asked of '%s', which has none", caller,
+        return ut_fail(msg, msg_len, DS_EINVAL, "%s: labels asked of '%s', which has none", caller,
                        ds->name);
     if (targets && !ds->targets)
-        return ds_fail(msg, msg_len, DS_EINVAL, "%s: targets asked of '%s', which has none", caller,
+        return ut_fail(msg, msg_len, DS_EINVAL, "%s: targets asked of '%s', which has none", caller,
                        ds->name);
     for (size_t j = 0; j < n; j++) {
         const size_t i = order ? order[start + j] : start + j;
         if (i >= ds->count)
-            return ds_fail(msg, msg_len, DS_EINVAL, "%s: index %zu (position %zu) is not below %zu",
+            return ut_fail(msg, msg_len, DS_EINVAL, "%s: index %zu (position %zu) is not below %zu",
                            caller, i, start + j, ds->count);
     }
     for (size_t j = 0; j < n; j++) {
@@ -78,7 +78,7 @@ int ds_gather(const ds_dataset *ds, const size_t *indices, size_t n, float *x, i
               float *targets, char *msg, size_t msg_len)
 {
     ds_clear_msg(msg, msg_len);
-    if (n > 0 && !indices) return ds_fail(msg, msg_len, DS_EINVAL, "ds_gather: indices are NULL");
+    if (n > 0 && !indices) return ut_fail(msg, msg_len, DS_EINVAL, "ds_gather: indices are NULL");
     return gather("ds_gather", ds, indices, 0, n, x, labels, targets, msg, msg_len);
 }
 
@@ -87,14 +87,14 @@ int ds_batcher_init(ds_batcher *it, const ds_dataset *ds, const size_t *order, s
 {
     ds_clear_msg(msg, msg_len);
     if (!it || !ds)
-        return ds_fail(msg, msg_len, DS_EINVAL, "ds_batcher_init: %s is NULL",
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_batcher_init: %s is NULL",
                        it ? "the data set" : "the batcher");
     if (batch_size == 0)
-        return ds_fail(msg, msg_len, DS_EINVAL, "ds_batcher_init: batch size is 0");
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_batcher_init: batch size is 0");
     if (order) {
         for (size_t j = 0; j < ds->count; j++)
             if (order[j] >= ds->count)
-                return ds_fail(msg, msg_len, DS_EINVAL,
+                return ut_fail(msg, msg_len, DS_EINVAL,
                                "ds_batcher_init: order[%zu] = %zu is not below %zu", j, order[j],
                                ds->count);
     }
@@ -117,10 +117,10 @@ int ds_batch_next(ds_batcher *it, float *x, int32_t *labels, float *targets, siz
                   size_t msg_len)
 {
     ds_clear_msg(msg, msg_len);
-    if (!n) return ds_fail(msg, msg_len, DS_EINVAL, "ds_batch_next: n is NULL");
+    if (!n) return ut_fail(msg, msg_len, DS_EINVAL, "ds_batch_next: n is NULL");
     *n = 0;
     if (!it || !it->ds || it->batch_size == 0)
-        return ds_fail(msg, msg_len, DS_EINVAL, "ds_batch_next: the batcher is not initialised");
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_batch_next: the batcher is not initialised");
     if (it->next >= ds_batcher_count(it)) return DS_OK;
     const size_t start = it->next * it->batch_size;
     const size_t rest = it->ds->count - start;

@@ -35,13 +35,13 @@ static char *find_file(const char *dir, const char *name, int *status, char *msg
     if (!path) goto nomem;
     if (stat(path, &st) == 0 || errno != ENOENT) return path;
     free(path);
-    *status = ds_fail(msg, msg_len, DS_ENOENT, "%s: has neither %s nor %s%s", dir, gzname, name,
+    *status = ut_fail(msg, msg_len, DS_ENOENT, "%s: has neither %s nor %s%s", dir, gzname, name,
                       strcmp(dir, DS_FASHION_MNIST_DIR) == 0
                           ? " (install the Debian package dataset-fashion-mnist)"
                           : "");
     return NULL;
 nomem:
-    *status = ds_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate a path", dir);
+    *status = ut_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate a path", dir);
     return NULL;
 }
 
@@ -49,10 +49,10 @@ int ds_load_fashion_mnist(const char *dir, ds_split split, const ds_options *opt
                           char *msg, size_t msg_len)
 {
     ds_clear_msg(msg, msg_len);
-    if (!out) return ds_fail(msg, msg_len, DS_EINVAL, "ds_load_fashion_mnist: out is NULL");
+    if (!out) return ut_fail(msg, msg_len, DS_EINVAL, "ds_load_fashion_mnist: out is NULL");
     *out = NULL;
     if (split != DS_TRAIN && split != DS_TEST)
-        return ds_fail(msg, msg_len, DS_EINVAL, "ds_load_fashion_mnist: invalid split %d",
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_load_fashion_mnist: invalid split %d",
                        (int)split);
     if (!dir) dir = DS_FASHION_MNIST_DIR;
     const ds_options def = ds_options_default();
@@ -63,13 +63,13 @@ int ds_load_fashion_mnist(const char *dir, ds_split split, const ds_options *opt
     struct stat st;
     if (stat(dir, &st) != 0) {
         const int e = errno;
-        return ds_fail(msg, msg_len, e == ENOENT || e == ENOTDIR ? DS_ENOENT : DS_EIO, "%s: %s%s",
+        return ut_fail(msg, msg_len, e == ENOENT || e == ENOTDIR ? DS_ENOENT : DS_EIO, "%s: %s%s",
                        dir, e == ENOENT ? "no such directory" : strerror(e),
                        strcmp(dir, DS_FASHION_MNIST_DIR) == 0
                            ? " (install the Debian package dataset-fashion-mnist)"
                            : "");
     }
-    if (!S_ISDIR(st.st_mode)) return ds_fail(msg, msg_len, DS_ENOENT, "%s: not a directory", dir);
+    if (!S_ISDIR(st.st_mode)) return ut_fail(msg, msg_len, DS_ENOENT, "%s: not a directory", dir);
 
     const char *prefix = split == DS_TRAIN ? "train" : "t10k";
     char name[48];

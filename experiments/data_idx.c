@@ -71,18 +71,18 @@ static int gz_fail(idx_file *f, int errnum, const char *context, char *msg, size
     if (!zmsg || !*zmsg) zmsg = "no detail";
     switch (errnum) {
     case Z_BUF_ERROR:
-        return ds_fail(msg, msg_len, DS_EFORMAT, "%s: truncated gzip stream (%s) %s", f->path, zmsg,
+        return ut_fail(msg, msg_len, DS_EFORMAT, "%s: truncated gzip stream (%s) %s", f->path, zmsg,
                        context);
     case Z_DATA_ERROR:
-        return ds_fail(msg, msg_len, DS_EFORMAT, "%s: corrupt gzip stream (%s) %s", f->path, zmsg,
+        return ut_fail(msg, msg_len, DS_EFORMAT, "%s: corrupt gzip stream (%s) %s", f->path, zmsg,
                        context);
     case Z_MEM_ERROR:
-        return ds_fail(msg, msg_len, DS_ENOMEM, "%s: out of memory in zlib %s", f->path, context);
+        return ut_fail(msg, msg_len, DS_ENOMEM, "%s: out of memory in zlib %s", f->path, context);
     case Z_ERRNO:
-        return ds_fail(msg, msg_len, DS_EIO, "%s: read error (%s) %s", f->path, strerror(errno),
+        return ut_fail(msg, msg_len, DS_EIO, "%s: read error (%s) %s", f->path, strerror(errno),
                        context);
     default:
-        return ds_fail(msg, msg_len, DS_EIO, "%s: zlib error %d (%s) %s", f->path, errnum, zmsg,
+        return ut_fail(msg, msg_len, DS_EIO, "%s: zlib error %d (%s) %s", f->path, errnum, zmsg,
                        context);
     }
 }
@@ -98,15 +98,15 @@ static int idx_open(idx_file *f, const char *path, const char *what, unsigned nd
     struct stat st;
     if (stat(path, &st) != 0) {
         const int e = errno;
-        return ds_fail(msg, msg_len, e == ENOENT || e == ENOTDIR ? DS_ENOENT : DS_EIO, "%s: %s",
+        return ut_fail(msg, msg_len, e == ENOENT || e == ENOTDIR ? DS_ENOENT : DS_EIO, "%s: %s",
                        path, e == ENOENT ? "no such file" : strerror(e));
     }
     if (!S_ISREG(st.st_mode))
-        return ds_fail(msg, msg_len, DS_EFORMAT, "%s: not a regular file", path);
+        return ut_fail(msg, msg_len, DS_EFORMAT, "%s: not a regular file", path);
     errno = 0;
     f->gz = gzopen(path, "rb");
     if (!f->gz)
-        return ds_fail(msg, msg_len, errno == 0 ? DS_ENOMEM : DS_EIO, "%s: cannot open (%s)", path,
+        return ut_fail(msg, msg_len, errno == 0 ? DS_ENOMEM : DS_EIO, "%s: cannot open (%s)", path,
                        errno == 0 ? "out of memory" : strerror(errno));
     gzbuffer(f->gz, 1u << 17);
 
@@ -117,32 +117,32 @@ static int idx_open(idx_file *f, const char *path, const char *what, unsigned nd
     const int z = idx_read(f, head, head_len, &got);
     if (z != Z_OK) return gz_fail(f, z, "in the header", msg, msg_len);
     if (got < 4)
-        return ds_fail(msg, msg_len, DS_EFORMAT, "%s: truncated: the header has %zu of %zu bytes",
+        return ut_fail(msg, msg_len, DS_EFORMAT, "%s: truncated: the header has %zu of %zu bytes",
                        path, got, head_len);
     const uint32_t m =
         (uint32_t)head[0] << 24 | (uint32_t)head[1] << 16 | (uint32_t)head[2] << 8 | head[3];
     if (head[0] != 0 || head[1] != 0)
-        return ds_fail(msg, msg_len, DS_EFORMAT,
+        return ut_fail(msg, msg_len, DS_EFORMAT,
                        "%s: bad magic 0x%08X: not an IDX file (%s need 0x%08X)", path, m, what,
                        magic);
     if (head[2] != IDX_TYPE_UBYTE)
-        return ds_fail(msg, msg_len, DS_EFORMAT,
+        return ut_fail(msg, msg_len, DS_EFORMAT,
                        "%s: bad magic 0x%08X: element type 0x%02X, not unsigned byte (%s need "
                        "0x%08X)",
                        path, m, head[2], what, magic);
     if (head[3] != ndims)
-        return ds_fail(msg, msg_len, DS_EFORMAT,
+        return ut_fail(msg, msg_len, DS_EFORMAT,
                        "%s: bad magic 0x%08X: %u dimension%s, not %u (%s need 0x%08X)", path, m,
                        head[3], head[3] == 1 ? "" : "s", ndims, what, magic);
     if (got < head_len)
-        return ds_fail(msg, msg_len, DS_EFORMAT, "%s: truncated: the header has %zu of %zu bytes",
+        return ut_fail(msg, msg_len, DS_EFORMAT, "%s: truncated: the header has %zu of %zu bytes",
                        path, got, head_len);
     static const char *const dim_names[3] = {"count", "rows", "cols"};
     for (unsigned d = 0; d < ndims; d++) {
         const uint8_t *b = head + 4 + 4 * d;
         f->dims[d] = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
         if (f->dims[d] == 0)
-            return ds_fail(msg, msg_len, DS_EFORMAT, "%s: dimension %u (%s) is 0", path, d,
+            return ut_fail(msg, msg_len, DS_EFORMAT, "%s: dimension %u (%s) is 0", path, d,
                            dim_names[d]);
     }
     return DS_OK;
@@ -166,7 +166,7 @@ static int idx_read_body(idx_file *f, size_t total, size_t keep, uint8_t **kept,
     int status = DS_OK;
     char context[160];
     if (!scratch || !buf) {
-        status = ds_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate %zu bytes for the %s",
+        status = ut_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate %zu bytes for the %s",
                          f->path, cap, f->what);
         goto done;
     }
@@ -183,7 +183,7 @@ static int idx_read_body(idx_file *f, size_t total, size_t keep, uint8_t **kept,
                 uint8_t *nb = realloc(buf, ncap);
                 if (!nb) {
                     status =
-                        ds_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate %zu bytes for the %s",
+                        ut_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate %zu bytes for the %s",
                                 f->path, ncap, f->what);
                     goto done;
                 }
@@ -204,7 +204,7 @@ static int idx_read_body(idx_file *f, size_t total, size_t keep, uint8_t **kept,
             goto done;
         }
         if (got < want) {
-            status = ds_fail(msg, msg_len, DS_EFORMAT,
+            status = ut_fail(msg, msg_len, DS_EFORMAT,
                              "%s: truncated: expected %zu bytes of %s, got %zu", f->path, total,
                              f->unit, done);
             goto done;
@@ -226,7 +226,7 @@ static int idx_read_body(idx_file *f, size_t total, size_t keep, uint8_t **kept,
     }
     if (trailing > 0) {
         status =
-            ds_fail(msg, msg_len, DS_EFORMAT, "%s: %zu trailing bytes after the %zu bytes of %s",
+            ut_fail(msg, msg_len, DS_EFORMAT, "%s: %zu trailing bytes after the %zu bytes of %s",
                     f->path, trailing, total, f->unit);
         goto done;
     }
@@ -253,25 +253,25 @@ int ds_idx_load(const char *images_path, const char *labels_path, size_t expect_
 
     const size_t count = img.dims[0], rows = img.dims[1], cols = img.dims[2];
     if ((expect_rows && rows != expect_rows) || (expect_cols && cols != expect_cols)) {
-        status = ds_fail(msg, msg_len, DS_EFORMAT, "%s: images are %zux%zu, expected %zux%zu",
+        status = ut_fail(msg, msg_len, DS_EFORMAT, "%s: images are %zux%zu, expected %zux%zu",
                          images_path, rows, cols, expect_rows ? expect_rows : rows,
                          expect_cols ? expect_cols : cols);
         goto done;
     }
     if (lab.dims[0] != count) {
-        status = ds_fail(msg, msg_len, DS_EFORMAT, "%s: %u labels for the %zu images of %s",
+        status = ut_fail(msg, msg_len, DS_EFORMAT, "%s: %u labels for the %zu images of %s",
                          labels_path, lab.dims[0], count, images_path);
         goto done;
     }
     /* count < 2^32 and rows, cols < 2^32: the product can exceed size_t */
     const size_t image_bytes = rows * cols;
     if (rows != 0 && image_bytes / rows != cols) {
-        status = ds_fail(msg, msg_len, DS_EFORMAT, "%s: images of %zux%zu bytes are too large",
+        status = ut_fail(msg, msg_len, DS_EFORMAT, "%s: images of %zux%zu bytes are too large",
                          images_path, rows, cols);
         goto done;
     }
     if (image_bytes > SIZE_MAX / count) {
-        status = ds_fail(msg, msg_len, DS_EFORMAT,
+        status = ut_fail(msg, msg_len, DS_EFORMAT,
                          "%s: %zu images of %zux%zu bytes overflow the address space", images_path,
                          count, rows, cols);
         goto done;
@@ -279,7 +279,7 @@ int ds_idx_load(const char *images_path, const char *labels_path, size_t expect_
     const size_t pad = opt->pad;
     const size_t height = rows + 2 * pad, width = cols + 2 * pad;
     if (height > SIZE_MAX / width) {
-        status = ds_fail(msg, msg_len, DS_EFORMAT, "%s: padded images of %zux%zu are too large",
+        status = ut_fail(msg, msg_len, DS_EFORMAT, "%s: padded images of %zux%zu are too large",
                          images_path, height, width);
         goto done;
     }
@@ -287,14 +287,14 @@ int ds_idx_load(const char *images_path, const char *labels_path, size_t expect_
 
     ds = calloc(1, sizeof *ds);
     if (!ds) {
-        status = ds_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate the data set", images_path);
+        status = ut_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate the data set", images_path);
         goto done;
     }
     status = idx_read_body(&lab, count, count, &label_bytes, msg, msg_len);
     if (status) goto done;
     for (size_t i = 0; i < count; i++) {
         if (label_bytes[i] >= DS_CLASSES) {
-            status = ds_fail(msg, msg_len, DS_EFORMAT, "%s: label %u at index %zu is not in 0..%d",
+            status = ut_fail(msg, msg_len, DS_EFORMAT, "%s: label %u at index %zu is not in 0..%d",
                              labels_path, label_bytes[i], i, DS_CLASSES - 1);
             goto done;
         }
@@ -302,7 +302,7 @@ int ds_idx_load(const char *images_path, const char *labels_path, size_t expect_
     ds->labels = malloc(keep * sizeof *ds->labels);
     if (!ds->labels) {
         status =
-            ds_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate %zu labels", labels_path, keep);
+            ut_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate %zu labels", labels_path, keep);
         goto done;
     }
     for (size_t i = 0; i < keep; i++)
@@ -325,7 +325,7 @@ int ds_idx_load(const char *images_path, const char *labels_path, size_t expect_
     ds->images_path = dup_string(images_path);
     ds->labels_path = dup_string(labels_path);
     if (!ds->images_path || !ds->labels_path)
-        status = ds_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate the data set", images_path);
+        status = ut_fail(msg, msg_len, DS_ENOMEM, "%s: cannot allocate the data set", images_path);
 done:
     idx_close(&img);
     idx_close(&lab);
@@ -341,7 +341,7 @@ done:
 int ds_idx_check_options(const ds_options *opt, char *msg, size_t msg_len)
 {
     if (opt->pad > DS_MAX_PAD)
-        return ds_fail(msg, msg_len, DS_EINVAL, "pad %zu is too large (at most %d)", opt->pad,
+        return ut_fail(msg, msg_len, DS_EINVAL, "pad %zu is too large (at most %d)", opt->pad,
                        DS_MAX_PAD);
     return DS_OK;
 }
@@ -351,10 +351,10 @@ int ds_load_idx(const char *images_path, const char *labels_path, size_t expect_
                 size_t msg_len)
 {
     ds_clear_msg(msg, msg_len);
-    if (!out) return ds_fail(msg, msg_len, DS_EINVAL, "ds_load_idx: out is NULL");
+    if (!out) return ut_fail(msg, msg_len, DS_EINVAL, "ds_load_idx: out is NULL");
     *out = NULL;
     if (!images_path || !labels_path)
-        return ds_fail(msg, msg_len, DS_EINVAL, "ds_load_idx: %s path is NULL",
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_load_idx: %s path is NULL",
                        images_path ? "labels" : "images");
     const ds_options def = ds_options_default();
     if (!opt) opt = &def;

@@ -15,14 +15,9 @@
 #include <gsl/gsl_rng.h>
 
 #include "data.h"
+#include "util.h"
 
-/* Writes the message into msg (when there is one, truncated to msg_len)
- * and returns status. */
-int ds_fail(char *msg, size_t msg_len, int status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+/* Errors: ut_fail (util.h) writes the message and returns the status. */
 /* An empty message: what a call that succeeds leaves. */
 void ds_clear_msg(char *msg, size_t msg_len);
 

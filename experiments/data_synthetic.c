@@ -22,7 +22,7 @@ static int apply_linear_map(const ds_synthetic_options *o, const float *inputs, 
     double *row = malloc(o->in_dim * sizeof *row);
     if (!row || ds_rng_init(&r, ds_seed32(o->seed, DS_STREAM_MAP, 0)) != DS_OK) {
         free(row);
-        return ds_fail(msg, msg_len, DS_ENOMEM, "ds_synthetic: cannot allocate the linear map");
+        return ut_fail(msg, msg_len, DS_ENOMEM, "ds_synthetic: cannot allocate the linear map");
     }
     const double sqrt_in = sqrt((double)o->in_dim);
     for (size_t j = 0; j < o->out_dim; j++) {
@@ -45,22 +45,22 @@ static int apply_linear_map(const ds_synthetic_options *o, const float *inputs, 
 int ds_synthetic(const ds_synthetic_options *opt, ds_dataset **out, char *msg, size_t msg_len)
 {
     ds_clear_msg(msg, msg_len);
-    if (!out) return ds_fail(msg, msg_len, DS_EINVAL, "ds_synthetic: out is NULL");
+    if (!out) return ut_fail(msg, msg_len, DS_EINVAL, "ds_synthetic: out is NULL");
     *out = NULL;
-    if (!opt) return ds_fail(msg, msg_len, DS_EINVAL, "ds_synthetic: options are NULL");
+    if (!opt) return ut_fail(msg, msg_len, DS_EINVAL, "ds_synthetic: options are NULL");
     if (opt->count == 0 || opt->in_dim == 0 || opt->out_dim == 0)
-        return ds_fail(msg, msg_len, DS_EINVAL,
+        return ut_fail(msg, msg_len, DS_EINVAL,
                        "ds_synthetic: count %zu, in_dim %zu and out_dim %zu must be nonzero",
                        opt->count, opt->in_dim, opt->out_dim);
     if (opt->rule != DS_TARGETS_INDEPENDENT && opt->rule != DS_TARGETS_LINEAR)
-        return ds_fail(msg, msg_len, DS_EINVAL, "ds_synthetic: invalid target rule %d",
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_synthetic: invalid target rule %d",
                        (int)opt->rule);
     if (opt->rule == DS_TARGETS_LINEAR && !(opt->noise >= 0.0 && isfinite(opt->noise)))
-        return ds_fail(msg, msg_len, DS_EINVAL, "ds_synthetic: noise %g must be finite and >= 0",
+        return ut_fail(msg, msg_len, DS_EINVAL, "ds_synthetic: noise %g must be finite and >= 0",
                        opt->noise);
     const size_t max_elems = SIZE_MAX / sizeof(float);
     if (opt->in_dim > max_elems / opt->count || opt->out_dim > max_elems / opt->count)
-        return ds_fail(msg, msg_len, DS_EINVAL,
+        return ut_fail(msg, msg_len, DS_EINVAL,
                        "ds_synthetic: %zu samples of %zu + %zu floats overflow the address space",
                        opt->count, opt->in_dim, opt->out_dim);
 
@@ -91,7 +91,7 @@ int ds_synthetic(const ds_synthetic_options *opt, ds_dataset **out, char *msg, s
     *out = ds;
     return DS_OK;
 nomem:
-    status = ds_fail(msg, msg_len, DS_ENOMEM,
+    status = ut_fail(msg, msg_len, DS_ENOMEM,
                      "ds_synthetic: cannot allocate %zu samples of %zu + %zu floats", opt->count,
                      opt->in_dim, opt->out_dim);
 error:

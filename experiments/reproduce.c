@@ -18,7 +18,6 @@
 #include "reproduce.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +35,7 @@
 #include "record.h"
 #include "replay.h"
 #include "report.h"
+#include "util.h"
 
 /* ---- sizes per level ----------------------------------------------------------------- */
 typedef struct level_plan {
@@ -70,7 +70,7 @@ static void progress(study *s, const char *fmt, ...)
     if (!s->o->progress) return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "[%5.0fs] ", bench_seconds_now() - s->t0);
+    fprintf(stderr, "[%5.0fs] ", ut_seconds() - s->t0);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -82,14 +82,6 @@ static void path_of(const study *s, char *buf, size_t len, const char *a, const 
         snprintf(buf, len, "%s/%s/%s", s->o->out_dir, a, b);
     else
         snprintf(buf, len, "%s/%s", s->o->out_dir, a);
-}
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
 }
 
 /* ---- training runs ------------------------------------------------------------------- */
@@ -134,7 +126,7 @@ static int train(study *s, const char *name, double *seconds, const char *fmt, .
     }
     char dir[4096];
     path_of(s, dir, sizeof dir, "runs", name);
-    if (access(dir, F_OK) == 0 && nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0) {
+    if (access(dir, F_OK) == 0 && ut_remove_tree(dir) != 0) {
         snprintf(s->msg, sizeof s->msg, "%.900s: cannot remove the unfinished run: %s", dir,
                  strerror(errno));
         return CLI_EFAIL;
@@ -161,10 +153,10 @@ static int train(study *s, const char *name, double *seconds, const char *fmt, .
     argv[argc++] = dir;
     argv[argc] = NULL;
     progress(s, "%s: training", name);
-    const double t = bench_seconds_now();
+    const double t = ut_seconds();
     fflush(stdout);
     const int rc = cmd_train(argc, (char **)argv);
-    wall = bench_seconds_now() - t;
+    wall = ut_seconds() - t;
     cli_set_context("reproduce");
     if (rc != 0 && rc != CLI_EDIVERGED) {
         /* train finishes the step, keeps the record and reports the signal */
@@ -875,7 +867,7 @@ int reproduce_run(const repro_options *o, char *msg, size_t msg_len)
     memset(&s, 0, sizeof s);
     s.o = o;
     s.plan = &plans[o->level];
-    s.t0 = bench_seconds_now();
+    s.t0 = ut_seconds();
     if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST)
         return an_fail(msg, msg_len, CLI_EINPUT, "--out %s: %s", o->out_dir, strerror(errno));
     char runs[4096];

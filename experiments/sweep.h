@@ -1,4 +1,4 @@
-/* sweep.h: a grid of training runs (`ampscope sweep`, sweep.c).
+/* sweep.h: a grid of training runs (`ampscope sweep`, experiments/sweep/).
  *
  * The grid.  "mode=O2,O3 dtype=fp16,bf16 seed=1,2": axes separated by
  * white space, each a training option named with '_' or '-' and its values

@@ -5,31 +5,19 @@
  * step, write a checkpoint, close the record) and the progress line. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "atomic_file.h" /* an_fail */
+#include "atomic_file.h"
 #include "train_internal.h"
+#include "util.h" /* ut_fail, ut_seconds, ut_stop_on_signals: stop after the current step */
 
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-/* ---- signals: stop after the current step ------------------------------------------ */
-static volatile sig_atomic_t stop_signal = 0;
-static void on_signal(int sig) { stop_signal = sig; }
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* A progress line on a terminal: step, loss, scale, skips, rate, time left. */
 static void show_progress(const train_state *r, int64_t step, int64_t total, int64_t epoch,
                           float loss, double started)
 {
-    const double elapsed = now_seconds() - started;
+    const double elapsed = ut_seconds() - started;
     const double rate = elapsed > 0 ? (double)step / elapsed : 0;
     const double left = rate > 0 ? (double)(total - step) / rate : 0;
     fprintf(stderr,
@@ -97,13 +85,13 @@ static int run_loop(train_state *r, loop_pos *pos, bool show, char *msg, size_t 
     char why[512];
     const size_t per_epoch = r->train->count / o->batch / (size_t)o->accumulate; /* steps, >= 1 */
     const int64_t total = o->steps > 0 ? o->steps : o->epochs * (int64_t)per_epoch;
-    const double started = now_seconds();
+    const double started = ut_seconds();
     int64_t step = pos->step, epoch = pos->epoch, batch = pos->batch;
     const int64_t first_step = step;
     float loss = 0;
     double accuracy = -1;
     int rc = 0;
-    while (step < total && !rc && !stop_signal) {
+    while (step < total && !rc && !ut_stop_requested()) {
         if (ds_shuffle(r->train->count, o->seed, (uint64_t)epoch, r->order, why, sizeof why) !=
                 DS_OK ||
             ds_batcher_init(&it, r->train, r->order, o->batch, false, why, sizeof why) != DS_OK) {
@@ -111,7 +99,7 @@ static int run_loop(train_state *r, loop_pos *pos, bool show, char *msg, size_t 
             break;
         }
         it.next = (size_t)(batch * o->accumulate);
-        for (; batch < (int64_t)per_epoch && step < total && !rc && !stop_signal; batch++) {
+        for (; batch < (int64_t)per_epoch && step < total && !rc && !ut_stop_requested(); batch++) {
             rc = train_step(r, &it, step, epoch, &loss, msg, msg_len);
             if (rc) break;
             step++;
@@ -126,7 +114,7 @@ static int run_loop(train_state *r, loop_pos *pos, bool show, char *msg, size_t 
             else if (o->checkpoint_every > 0 && step % o->checkpoint_every == 0)
                 rc = train_save_checkpoint(r, step, epoch, batch + 1, msg, msg_len);
         }
-        if (rc || stop_signal) break;
+        if (rc || ut_stop_requested()) break;
         if (batch >= (int64_t)per_epoch) { /* the epoch is complete */
             if (r->test) rc = evaluate(r, epoch, step, &accuracy, msg, msg_len);
             epoch++;
@@ -194,11 +182,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
         return rc;
     }
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    ut_stop_on_signals(false);
 
     const bool show = o.progress && isatty(STDERR_FILENO);
     loop_pos pos = {at.step, at.epoch, at.batch, 0, -1};
@@ -213,11 +197,11 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     if (rc == TRAIN_DIVERGED) rec_run_set_string(r.record, "end_reason", msg);
     const int end_rc = train_write_run_json(&r, true, end_msg, sizeof end_msg);
     if (!rc && end_rc) rc = an_fail(msg, msg_len, end_rc, "%s", end_msg);
-    if (!rc && stop_signal)
+    if (!rc && ut_stop_requested())
         rc = an_fail(
             msg, msg_len, TRAIN_INTERRUPTED,
             "interrupted by signal %d after step %lld; the record in %s is complete up to it",
-            (int)stop_signal, (long long)pos.step - 1, o.out_dir);
+            ut_stop_requested(), (long long)pos.step - 1, o.out_dir);
     if (!rc) {
         printf("%s %s %s: %lld steps, final loss %.6g, skipped %lld", r.net.name,
                prec_mode_name(o.prec.mode),

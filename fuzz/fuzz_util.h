@@ -5,13 +5,14 @@
 #ifndef AMPSCOPE_FUZZ_UTIL_H
 #define AMPSCOPE_FUZZ_UTIL_H
 
-/* the includer defines _XOPEN_SOURCE 700 first (mkdtemp, nftw) */
-#include <ftw.h>
+/* the includer defines _XOPEN_SOURCE 700 first (mkdtemp) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "util.h"
 
 static char fuzz_dir_path[512];
 
@@ -25,18 +26,9 @@ static inline void fuzz_quiet_stdout(void)
     quiet = 1;
 }
 
-static inline int fuzz_remove_entry(const char *path, const struct stat *st, int flag,
-                                    struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static inline void fuzz_dir_remove(void)
 {
-    if (fuzz_dir_path[0]) nftw(fuzz_dir_path, fuzz_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (fuzz_dir_path[0]) ut_remove_tree(fuzz_dir_path);
 }
 
 /* The scratch directory; a failure here is the harness's, not the parser's,

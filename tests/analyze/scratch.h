@@ -4,22 +4,15 @@
 #ifndef AMPSCOPE_TESTS_ANALYZE_SCRATCH_H
 #define AMPSCOPE_TESTS_ANALYZE_SCRATCH_H
 
-/* the includer defines _XOPEN_SOURCE 700 first (mkdtemp, nftw) */
+/* the includer defines _XOPEN_SOURCE 700 first (mkdtemp) */
 #include <check.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
-static char base[64];
+#include "util.h"
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
+static char base[64];
 
 static void base_setup(void)
 {
@@ -34,7 +27,7 @@ static void base_setup(void)
 static void base_teardown(void)
 {
     chmod(base, 0700);
-    nftw(base, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    ut_remove_tree(base);
 }
 
 /* A fresh directory for one test, in dir. */

@@ -1,7 +1,7 @@
 /* test_recommend: the grid (default, parsing and its errors), the choice
  * over a hand-made trace whose right answer is worked out by hand, the
  * fallback when no point meets the skip limit, ties, and the CSV. */
-#define _XOPEN_SOURCE 700 /* mkdtemp, nftw */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>

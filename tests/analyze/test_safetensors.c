@@ -1,9 +1,8 @@
 /* test_safetensors: write/read round trips for every dtype, a file built
  * byte by byte, and every kind of corruption the reader must reject. */
-#define _XOPEN_SOURCE 700 /* mkdtemp, nftw, ftruncate */
+#define _XOPEN_SOURCE 700 /* mkdtemp, ftruncate */
 #include <check.h>
 #include <dirent.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
