@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A progress line on a terminal: step, loss, scale, skips, rate, time left. */
