@@ -137,11 +137,11 @@ static int slurp_lines(csv_reader *rd, const char *name, char **text, size_t *li
         (*lines)++;
     }
     /* in this order: what the file could not give, then what it gave */
-    if (csv_error(rd)) return an_fail(msg, msg_len, AN_EIO, "%s: read error", name);
-    if (oom) return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", name);
+    if (csv_error(rd)) return ut_fail(msg, msg_len, AN_EIO, "%s: read error", name);
+    if (oom) return ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", name);
     if (*lines == 0)
-        return an_fail(msg, msg_len, AN_EFORMAT, "%s: empty file (no header row)", name);
-    if (nul) return an_fail(msg, msg_len, AN_EFORMAT, "%s: a NUL byte: not a CSV file", name);
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s: empty file (no header row)", name);
+    if (nul) return ut_fail(msg, msg_len, AN_EFORMAT, "%s: a NUL byte: not a CSV file", name);
     return AN_OK;
 }
 
@@ -150,7 +150,7 @@ int csv_table_read(const char *path, const char *name, csv_table *t, char *msg, 
     memset(t, 0, sizeof *t);
     csv_reader rd;
     if (csv_open(&rd, path) != AN_OK)
-        return an_fail(msg, msg_len, AN_EIO, "%s: cannot open: %s", name, strerror(errno));
+        return ut_fail(msg, msg_len, AN_EIO, "%s: cannot open: %s", name, strerror(errno));
     size_t lines = 0;
     bool last_complete = false;
     int status = slurp_lines(&rd, name, &t->text, &lines, &last_complete, msg, msg_len);
@@ -163,7 +163,7 @@ int csv_table_read(const char *path, const char *name, csv_table *t, char *msg, 
     t->fields = malloc(lines * t->cols * sizeof *t->fields);
     if (!t->fields) {
         csv_table_free(t);
-        return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", name);
+        return ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", name);
     }
     char *line = t->text;
     for (size_t no = 1; no <= lines; no++) {
@@ -175,7 +175,7 @@ int csv_table_read(const char *path, const char *name, csv_table *t, char *msg, 
         const size_t got = csv_count_fields(line);
         if (got != t->cols) {
             status =
-                an_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: expected %zu fields, got %zu%s", name,
+                ut_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: expected %zu fields, got %zu%s", name,
                         no, t->cols, got,
                         no < lines || last_complete ? "" : " (the file ends there: cut short?)");
             csv_table_free(t);
@@ -221,7 +221,7 @@ bool csv_parse_u64(const char *s, uint64_t *v)
 
 int csv_bad_field(const csv_row *r, int col, const char *what)
 {
-    return an_fail(r->msg, r->msg_len, AN_EFORMAT, "%s:%zu: column '%s': '%s' is not %s", r->file,
+    return ut_fail(r->msg, r->msg_len, AN_EFORMAT, "%s:%zu: column '%s': '%s' is not %s", r->file,
                    r->line, r->columns[col], r->fields[col], what);
 }
 

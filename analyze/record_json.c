@@ -136,15 +136,15 @@ static json_t *time_json(int64_t t)
 
 int rec_run_write(const rec_run *r, const char *path, char *msg, size_t msg_len)
 {
-    if (!r || !path) return an_fail(msg, msg_len, AN_EINVAL, "rec_run_write: r or path is NULL");
+    if (!r || !path) return ut_fail(msg, msg_len, AN_EINVAL, "rec_run_write: r or path is NULL");
     json_t *root = json_object();
-    if (!root) return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+    if (!root) return ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
     int status = AN_OK;
     json_object_set_new(root, "record_version", json_integer(RUN_RECORD_VERSION));
     for (int i = 0; i < 4 && status == AN_OK; i++) {
         json_t *s = json_string(r->info[i]);
         if (!s || json_object_set_new(root, info_keys[i], s) != 0)
-            status = an_fail(msg, msg_len, AN_EINVAL, "%s: %s '%s' is not valid UTF-8", path,
+            status = ut_fail(msg, msg_len, AN_EINVAL, "%s: %s '%s' is not valid UTF-8", path,
                              info_keys[i], r->info[i]);
     }
     const int64_t times[2] = {r->start, r->end};
@@ -152,7 +152,7 @@ int rec_run_write(const rec_run *r, const char *path, char *msg, size_t msg_len)
     for (int i = 0; i < 2 && status == AN_OK; i++) {
         json_t *tj = time_json(times[i]);
         if (!tj || json_object_set_new(root, time_keys[i], tj) != 0)
-            status = an_fail(msg, msg_len, AN_EINVAL, "%s: %s %" PRId64 " is not a year 0-9999",
+            status = ut_fail(msg, msg_len, AN_EINVAL, "%s: %s %" PRId64 " is not a year 0-9999",
                              path, time_keys[i], times[i]);
     }
     if (status == AN_OK) {
@@ -165,14 +165,14 @@ int rec_run_write(const rec_run *r, const char *path, char *msg, size_t msg_len)
 
 int rec_write_json(const char *path, const json_t *j, size_t flags, char *msg, size_t msg_len)
 {
-    if (!path || !j) return an_fail(msg, msg_len, AN_EINVAL, "rec_write_json: NULL argument");
+    if (!path || !j) return ut_fail(msg, msg_len, AN_EINVAL, "rec_write_json: NULL argument");
     char *text = json_dumps(j, flags);
-    if (!text) return an_fail(msg, msg_len, AN_ENOMEM, "%s: json_dumps failed", path);
+    if (!text) return ut_fail(msg, msg_len, AN_ENOMEM, "%s: json_dumps failed", path);
     const size_t n = strlen(text);
     char *with_newline = realloc(text, n + 2);
     if (!with_newline) {
         free(text);
-        return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+        return ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
     }
     with_newline[n] = '\n';
     with_newline[n + 1] = '\0';
@@ -186,17 +186,17 @@ static int read_member(json_t *root, const char *path, const char *key, const ch
                        char *msg, size_t msg_len)
 {
     json_t *v = json_object_get(root, key);
-    if (!v) return an_fail(msg, msg_len, AN_EFORMAT, "%s: missing \"%s\"", path, key);
+    if (!v) return ut_fail(msg, msg_len, AN_EFORMAT, "%s: missing \"%s\"", path, key);
     if (t && json_is_null(v)) {
         *t = REC_NO_TIME;
         return AN_OK;
     }
     if (!json_is_string(v))
-        return an_fail(msg, msg_len, AN_EFORMAT, "%s: \"%s\" is not a string%s", path, key,
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s: \"%s\" is not a string%s", path, key,
                        t ? " or null" : "");
     *s = json_string_value(v);
     if (t && rec_time_parse(*s, t) != AN_OK)
-        return an_fail(msg, msg_len, AN_EFORMAT,
+        return ut_fail(msg, msg_len, AN_EFORMAT,
                        "%s: \"%s\": '%s' is not a UTC time YYYY-MM-DDTHH:MM:SSZ", path, key, *s);
     return AN_OK;
 }
@@ -204,14 +204,14 @@ static int read_member(json_t *root, const char *path, const char *key, const ch
 rec_run *rec_run_read(const char *path, char *msg, size_t msg_len)
 {
     if (!path) {
-        an_fail(msg, msg_len, AN_EINVAL, "rec_run_read: path is NULL");
+        ut_fail(msg, msg_len, AN_EINVAL, "rec_run_read: path is NULL");
         return NULL;
     }
     json_error_t err;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
     if (!root) {
         const int code = json_error_code(&err) == json_error_cannot_open_file ? AN_EIO : AN_EFORMAT;
-        an_fail(msg, msg_len, code, "%s:%d:%d: %s", path, err.line, err.column, err.text);
+        ut_fail(msg, msg_len, code, "%s:%d:%d: %s", path, err.line, err.column, err.text);
         return NULL;
     }
     rec_run *r = NULL;
@@ -221,11 +221,11 @@ rec_run *rec_run_read(const char *path, char *msg, size_t msg_len)
     json_t *version = json_object_get(root, "record_version");
     json_t *options = json_object_get(root, "options");
     if (!json_is_object(root)) {
-        an_fail(msg, msg_len, AN_EFORMAT, "%s: not a JSON object", path);
+        ut_fail(msg, msg_len, AN_EFORMAT, "%s: not a JSON object", path);
         goto done;
     }
     if (!json_is_integer(version) || json_integer_value(version) != RUN_RECORD_VERSION) {
-        an_fail(msg, msg_len, AN_EFORMAT, "%s: \"record_version\" is not %d", path,
+        ut_fail(msg, msg_len, AN_EFORMAT, "%s: \"record_version\" is not %d", path,
                 RUN_RECORD_VERSION);
         goto done;
     }
@@ -235,7 +235,7 @@ rec_run *rec_run_read(const char *path, char *msg, size_t msg_len)
         read_member(root, path, "end_time", &ignored, &end, msg, msg_len) != AN_OK)
         goto done;
     if (!json_is_object(options)) {
-        an_fail(msg, msg_len, AN_EFORMAT, "%s: \"options\" is missing or not an object", path);
+        ut_fail(msg, msg_len, AN_EFORMAT, "%s: \"options\" is missing or not an object", path);
         goto done;
     }
     const char *key;
@@ -243,14 +243,14 @@ rec_run *rec_run_read(const char *path, char *msg, size_t msg_len)
     json_object_foreach(options, key, value)
     {
         if (!*key || !(json_is_string(value) || json_is_integer(value) || json_is_real(value))) {
-            an_fail(msg, msg_len, AN_EFORMAT,
+            ut_fail(msg, msg_len, AN_EFORMAT,
                     "%s: option \"%s\" is not a non-empty name with a string or number", path, key);
             goto done;
         }
     }
     r = rec_run_new(info[0], info[1], info[2], info[3]);
     if (!r) {
-        an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+        ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
         goto done;
     }
     json_decref(r->options);

@@ -33,7 +33,7 @@ static int scan_log(const char *path, const char *header, int step_col, int64_t 
 {
     csv_reader in;
     if (csv_open(&in, path) != AN_OK)
-        return an_fail(msg, msg_len, AN_EIO, "%s: cannot read: %s", path, strerror(errno));
+        return ut_fail(msg, msg_len, AN_EIO, "%s: cannot read: %s", path, strerror(errno));
     const size_t header_len = strlen(header), ncols = csv_count_fields(header);
     int status = AN_OK;
     *cut = -1;
@@ -45,7 +45,7 @@ static int scan_log(const char *path, const char *header, int step_col, int64_t 
             const bool match = in.complete ? n == header_len && memcmp(line, header, n) == 0
                                            : n <= header_len && memcmp(line, header, n) == 0;
             if (!match) {
-                status = an_fail(msg, msg_len, AN_EFORMAT, "%s: header is '%.*s', expected '%s'",
+                status = ut_fail(msg, msg_len, AN_EFORMAT, "%s: header is '%.*s', expected '%s'",
                                  path, (int)(n > 200 ? 200 : n), line, header);
                 break;
             }
@@ -54,13 +54,13 @@ static int scan_log(const char *path, const char *header, int step_col, int64_t 
             *cut = (off_t)in.offset;
         } else {
             if (in.has_nul) {
-                status = an_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: a NUL byte in the line", path,
+                status = ut_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: a NUL byte in the line", path,
                                  in.line_no);
                 break;
             }
             const size_t got = csv_count_fields(line);
             if (got != ncols) {
-                status = an_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: expected %zu fields, got %zu",
+                status = ut_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: expected %zu fields, got %zu",
                                  path, in.line_no, ncols, got);
                 break;
             }
@@ -73,7 +73,7 @@ static int scan_log(const char *path, const char *header, int step_col, int64_t 
             int64_t step;
             if (!csv_parse_i64(f, &step)) {
                 status =
-                    an_fail(msg, msg_len, AN_EFORMAT,
+                    ut_fail(msg, msg_len, AN_EFORMAT,
                             "%s:%zu: column 'step': '%s' is not an integer", path, in.line_no, f);
                 break;
             }
@@ -81,7 +81,7 @@ static int scan_log(const char *path, const char *header, int step_col, int64_t 
         }
     }
     if (status == AN_OK && csv_error(&in))
-        status = an_fail(msg, msg_len, AN_EIO, "%s: read: %s", path, strerror(errno));
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: read: %s", path, strerror(errno));
     if (status == AN_OK && *cut < 0) *cut = (off_t)in.end;
     csv_close(&in);
     return status;
@@ -91,21 +91,21 @@ rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after
                       size_t msg_len)
 {
     if (!path || !*path) {
-        an_fail(msg, msg_len, AN_EINVAL, "rec_log_open: empty path");
+        ut_fail(msg, msg_len, AN_EINVAL, "rec_log_open: empty path");
         return NULL;
     }
     if (!header || !*header || strchr(header, '\n')) {
-        an_fail(msg, msg_len, AN_EINVAL, "rec_log_open: %s: empty or multi-line header", path);
+        ut_fail(msg, msg_len, AN_EINVAL, "rec_log_open: %s: empty or multi-line header", path);
         return NULL;
     }
     const int step_col = csv_column(header, "step");
     if (step_col < 0) {
-        an_fail(msg, msg_len, AN_EINVAL, "rec_log_open: %s: header '%s' has no column 'step'", path,
+        ut_fail(msg, msg_len, AN_EINVAL, "rec_log_open: %s: header '%s' has no column 'step'", path,
                 header);
         return NULL;
     }
     if (resume_after_step < -1) {
-        an_fail(msg, msg_len, AN_EINVAL, "rec_log_open: %s: resume_after_step %" PRId64 " < -1",
+        ut_fail(msg, msg_len, AN_EINVAL, "rec_log_open: %s: resume_after_step %" PRId64 " < -1",
                 path, resume_after_step);
         return NULL;
     }
@@ -113,7 +113,7 @@ rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after
     if (log) log->path = malloc(strlen(path) + 1);
     if (!log || !log->path) {
         free(log);
-        an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+        ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
         return NULL;
     }
     strcpy(log->path, path);
@@ -123,7 +123,7 @@ rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after
 
     const int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
     if (fd < 0) {
-        an_fail(msg, msg_len, AN_EIO, "%s: cannot open for appending: %s", path, strerror(errno));
+        ut_fail(msg, msg_len, AN_EIO, "%s: cannot open for appending: %s", path, strerror(errno));
         goto fail;
     }
     off_t cut = 0;
@@ -133,14 +133,14 @@ rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after
     }
     const off_t size = lseek(fd, 0, SEEK_END);
     if (size < 0 || (cut < size && ftruncate(fd, cut) != 0)) {
-        an_fail(msg, msg_len, AN_EIO, "%s: truncate to %lld bytes: %s", path, (long long)cut,
+        ut_fail(msg, msg_len, AN_EIO, "%s: truncate to %lld bytes: %s", path, (long long)cut,
                 strerror(errno));
         close(fd);
         goto fail;
     }
     log->fp = fdopen(fd, "ab");
     if (!log->fp) {
-        an_fail(msg, msg_len, AN_EIO, "%s: fdopen: %s", path, strerror(errno));
+        ut_fail(msg, msg_len, AN_EIO, "%s: fdopen: %s", path, strerror(errno));
         close(fd);
         goto fail;
     }
@@ -149,7 +149,7 @@ rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after
     if (cut == 0) {
         fprintf(log->fp, "%s\n", header);
         if (rec_log_flush(log) != AN_OK) {
-            an_fail(msg, msg_len, AN_EIO, "%s", log->error);
+            ut_fail(msg, msg_len, AN_EIO, "%s", log->error);
             rec_log_close(log, NULL, 0);
             return NULL;
         }
@@ -165,13 +165,13 @@ rec_log *rec_log_open_table(const char *dir, rec_table t, int64_t resume_after_s
                             size_t msg_len)
 {
     if (!dir || !*dir || (unsigned)t >= REC_TABLES) {
-        an_fail(msg, msg_len, AN_EINVAL, "rec_log_open_table: empty directory or invalid table");
+        ut_fail(msg, msg_len, AN_EINVAL, "rec_log_open_table: empty directory or invalid table");
         return NULL;
     }
     const size_t n = strlen(dir) + strlen(rec_table_file(t)) + 2;
     char *path = malloc(n);
     if (!path) {
-        an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", dir);
+        ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", dir);
         return NULL;
     }
     snprintf(path, n, "%s/%s", dir, rec_table_file(t));
@@ -205,10 +205,10 @@ int rec_log_close(rec_log *log, char *msg, size_t msg_len)
     int status = AN_OK;
     errno = 0;
     if (fflush(log->fp) != 0 || ferror(log->fp))
-        status = an_fail(msg, msg_len, AN_EIO, "%s: write: %s", log->path,
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: write: %s", log->path,
                          strerror(errno ? errno : EIO));
     if (fclose(log->fp) != 0 && status == AN_OK)
-        status = an_fail(msg, msg_len, AN_EIO, "%s: close: %s", log->path, strerror(errno));
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: close: %s", log->path, strerror(errno));
     free(log->path);
     free(log);
     return status;

@@ -115,7 +115,7 @@ static int parse_trace_row(const csv_row *c, void *out)
     /* What the writer guarantees, so that readers may rely on it. */
     if (!(r->loss_scale >= 0)) return csv_bad_field(c, 1, "a number >= 0");
     if (r->zero > r->count || r->nonfinite > r->count - r->zero)
-        return an_fail(c->msg, c->msg_len, AN_EFORMAT,
+        return ut_fail(c->msg, c->msg_len, AN_EFORMAT,
                        "%s:%zu: zero %" PRIu64 " + nonfinite %" PRIu64 " > count %" PRIu64, c->file,
                        c->line, r->zero, r->nonfinite, r->count);
     if (!(r->amax >= 0 && isfinite(r->amax))) return csv_bad_field(c, 6, "a finite number >= 0");
@@ -138,13 +138,13 @@ static int read_table(const char *path, rec_table t, size_t row_size,
                       int (*parse)(const csv_row *, void *), void **rows_out, size_t *n_out,
                       char *msg, size_t msg_len)
 {
-    if (!rows_out || !n_out) return an_fail(msg, msg_len, AN_EINVAL, "rec_read: rows or n NULL");
+    if (!rows_out || !n_out) return ut_fail(msg, msg_len, AN_EINVAL, "rec_read: rows or n NULL");
     *rows_out = NULL;
     *n_out = 0;
-    if (!path) return an_fail(msg, msg_len, AN_EINVAL, "rec_read: path is NULL");
+    if (!path) return ut_fail(msg, msg_len, AN_EINVAL, "rec_read: path is NULL");
     csv_reader in;
     if (csv_open(&in, path) != AN_OK)
-        return an_fail(msg, msg_len, AN_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return ut_fail(msg, msg_len, AN_EIO, "%s: cannot open: %s", path, strerror(errno));
 
     /* The column names, for messages. */
     const char *const expected = rec_table_header(t);
@@ -160,13 +160,13 @@ static int read_table(const char *path, rec_table t, size_t row_size,
     while (csv_next(&in)) {
         if (!in.complete) break; /* a row cut short by a kill */
         if (in.has_nul) {
-            status = an_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: a NUL byte in the line", path,
+            status = ut_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: a NUL byte in the line", path,
                              in.line_no);
             break;
         }
         if (in.line_no == 1) {
             if (strcmp(in.line, expected) != 0) {
-                status = an_fail(msg, msg_len, AN_EFORMAT, "%s: header is '%.200s', expected '%s'",
+                status = ut_fail(msg, msg_len, AN_EFORMAT, "%s: header is '%.200s', expected '%s'",
                                  path, in.line, expected);
                 break;
             }
@@ -174,7 +174,7 @@ static int read_table(const char *path, rec_table t, size_t row_size,
         }
         const size_t nf = csv_split(in.line, fields, MAX_COLUMNS + 1);
         if (nf != ncols) {
-            status = an_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: expected %zu fields, got %zu", path,
+            status = ut_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: expected %zu fields, got %zu", path,
                              in.line_no, ncols, nf);
             break;
         }
@@ -182,7 +182,7 @@ static int read_table(const char *path, rec_table t, size_t row_size,
             room = room ? 2 * room : 64;
             unsigned char *more = realloc(rows, room * row_size);
             if (!more) {
-                status = an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+                status = ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
                 break;
             }
             rows = more;
@@ -194,9 +194,9 @@ static int read_table(const char *path, rec_table t, size_t row_size,
         n++;
     }
     if (status == AN_OK && csv_error(&in))
-        status = an_fail(msg, msg_len, AN_EIO, "%s: read: %s", path, strerror(errno));
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: read: %s", path, strerror(errno));
     if (status == AN_OK && in.line_no == 0)
-        status = an_fail(msg, msg_len, AN_EFORMAT, "%s: empty file, expected the header '%s'", path,
+        status = ut_fail(msg, msg_len, AN_EFORMAT, "%s: empty file, expected the header '%s'", path,
                          expected);
     csv_close(&in);
     if (status != AN_OK) {
@@ -259,7 +259,7 @@ int rec_read_trace_hist(const char *path, rec_trace_hist_row **rows, size_t *n, 
 int rec_summarize_run(const char *run_dir, rec_run_summary *out, char *msg, size_t msg_len)
 {
     if (!run_dir || !out)
-        return an_fail(msg, msg_len, AN_EINVAL, "rec_summarize_run: NULL argument");
+        return ut_fail(msg, msg_len, AN_EINVAL, "rec_summarize_run: NULL argument");
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", run_dir, REC_STEPS_CSV);
     rec_step_row *st = NULL;
@@ -268,7 +268,7 @@ int rec_summarize_run(const char *run_dir, rec_run_summary *out, char *msg, size
     if (rc != AN_OK) return rc;
     if (n == 0) {
         free(st);
-        return an_fail(msg, msg_len, AN_EFORMAT, "%s has no rows", path);
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s has no rows", path);
     }
     out->steps = (int64_t)n;
     out->skipped = 0;

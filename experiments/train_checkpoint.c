@@ -4,7 +4,7 @@
  * reloads it so that the run goes on bit for bit (train_internal.h). */
 #define _POSIX_C_SOURCE 200809L
 
-#include "atomic_file.h" /* an_fail, af_remove_stale */
+#include "atomic_file.h" /* ut_fail, af_remove_stale */
 #include "train_internal.h"
 
 #include <string.h>
@@ -29,7 +29,7 @@ int train_save_checkpoint(train_state *r, int64_t step, int64_t epoch, int64_t b
         return train_backend_fail(r, msg, len, "reading the state for the checkpoint");
     char why[1024];
     if (ckpt_save(train_path(r, REC_CHECKPOINT), r->m, &s, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
 }
 
@@ -39,11 +39,11 @@ int train_restore(train_state *r, ckpt_state *at, char *msg, size_t len)
     /* what writers killed in the middle of a write left (af_begin's names) */
     if (af_remove_stale(train_path(r, REC_CHECKPOINT), why, sizeof why) < 0 ||
         af_remove_stale(train_path(r, REC_RUN_JSON), why, sizeof why) < 0)
-        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     /* a run killed before its first checkpoint starts again from step 0 */
     if (!r->o->resume || access(train_path(r, REC_CHECKPOINT), F_OK) != 0) return 0;
     if (ckpt_load(train_path(r, REC_CHECKPOINT), r->m, at, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "--resume: %s", why);
+        return ut_fail(msg, len, TRAIN_EINPUT, "--resume: %s", why);
     if (ak_to_device(r->b, r->opt_state, &at->opt, sizeof at->opt) != 0 ||
         ak_to_device(r->b, r->scaler, &at->scaler, sizeof at->scaler) != 0)
         return train_backend_fail(r, msg, len, "restoring the state");

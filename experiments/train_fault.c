@@ -1,7 +1,7 @@
 /* train_fault.c: --fault, numerical faults injected into chosen steps for
  * the tests (train.h): parsing the SPEC and finding a step's fault.
  * train_step.c applies them through the scale the backward pass uses. */
-#include "atomic_file.h" /* an_fail */
+#include "atomic_file.h" /* ut_fail */
 #include "train.h"
 
 #include <string.h>
@@ -28,17 +28,17 @@ int train_fault_parse(const char *spec, train_fault *faults, int *n_faults, char
                       size_t msg_len)
 {
     *n_faults = 0;
-    if (!spec || !*spec) return an_fail(msg, msg_len, -1, "--fault: empty SPEC");
+    if (!spec || !*spec) return ut_fail(msg, msg_len, -1, "--fault: empty SPEC");
     const char *p = spec;
     for (;;) {
         const char *end = strchr(p, '+');
         const size_t len = end ? (size_t)(end - p) : strlen(p);
         const char *at = memchr(p, '@', len);
         if (!at)
-            return an_fail(msg, msg_len, -1, "--fault %s: '%.*s' is not KIND@STEPS", spec, (int)len,
+            return ut_fail(msg, msg_len, -1, "--fault %s: '%.*s' is not KIND@STEPS", spec, (int)len,
                            p);
         if (*n_faults == TRAIN_MAX_FAULTS)
-            return an_fail(msg, msg_len, -1, "--fault %s: more than %d clauses", spec,
+            return ut_fail(msg, msg_len, -1, "--fault %s: more than %d clauses", spec,
                            TRAIN_MAX_FAULTS);
         train_fault *f = &faults[(*n_faults)++];
         memset(f, 0, sizeof *f);
@@ -47,7 +47,7 @@ int train_fault_parse(const char *spec, train_fault *faults, int *n_faults, char
                 memcmp(p, fault_names[k], (size_t)(at - p)) == 0)
                 f->kind = (train_fault_kind)k;
         if (f->kind == TRAIN_FAULT_NONE)
-            return an_fail(msg, msg_len, -1,
+            return ut_fail(msg, msg_len, -1,
                            "--fault %s: unknown kind '%.*s' (expected nonfinite-loss, inf-loss, "
                            "overflow-grads or zero-grads)",
                            spec, (int)(at - p), p);
@@ -65,7 +65,7 @@ int train_fault_parse(const char *spec, train_fault *faults, int *n_faults, char
                 else if (ok && (ok = fault_step(q, (size_t)(item_end - q), &lo)))
                     hi = lo;
                 if (!ok)
-                    return an_fail(msg, msg_len, -1,
+                    return ut_fail(msg, msg_len, -1,
                                    "--fault %s: '%.*s' is not a step N, a range N-M (N <= M) or "
                                    "all (at most %d per clause)",
                                    spec, (int)(item_end - q), q, TRAIN_MAX_FAULT_RANGES);

@@ -2,7 +2,7 @@
  * framework does: the notes run.json keeps (its floor, a growth past fp32's
  * maximum) and the checks after every step that end a diverged run
  * (exit 3) (train_internal.h). */
-#include "atomic_file.h" /* an_fail */
+#include "atomic_file.h" /* ut_fail */
 #include "train_internal.h"
 
 #include <stdio.h>
@@ -77,7 +77,7 @@ bool train_numerical_stop(train_state *r, int64_t step, char *msg, size_t len)
     const ak_scaler_state *was = &r->before, *now = &r->after;
     const bool overflow = now->overflows > was->overflows;
     if (!ak_scale_is_finite(now->scale)) {
-        an_fail(msg, len, TRAIN_DIVERGED,
+        ut_fail(msg, len, TRAIN_DIVERGED,
                 "diverged: at step %lld the loss scale %g grew past fp32's maximum (to %g): %s",
                 (long long)step, (double)was->scale, (double)now->scale,
                 unrefused_growth(o->scaler_name));
@@ -85,7 +85,7 @@ bool train_numerical_stop(train_state *r, int64_t step, char *msg, size_t len)
     }
     if (c->kind == AK_SCALER_DYNAMIC && c->rule == AK_SCALER_RULE_DEEPSPEED && overflow &&
         was->hysteresis_left <= 1 && was->scale == c->min_scale) {
-        an_fail(msg, len, TRAIN_DIVERGED,
+        ut_fail(msg, len, TRAIN_DIVERGED,
                 "diverged: step %lld overflowed at the minimum loss scale %g; DeepSpeed raises "
                 "'Current loss scale already at minimum - cannot decrease scale anymore' here",
                 (long long)step, (double)c->min_scale);
@@ -94,19 +94,19 @@ bool train_numerical_stop(train_state *r, int64_t step, char *msg, size_t len)
     if (o->diverge_after <= 0) return false;
     if (c->kind == AK_SCALER_DYNAMIC && now->steps_at_min >= o->diverge_after) {
         if (c->min_scale > 0)
-            an_fail(msg, len, TRAIN_DIVERGED,
+            ut_fail(msg, len, TRAIN_DIVERGED,
                     "diverged: the loss scale stayed at --min-scale %g for %lld steps in a row "
                     "(step %lld)",
                     (double)c->min_scale, (long long)now->steps_at_min, (long long)step);
         else
-            an_fail(msg, len, TRAIN_DIVERGED,
+            ut_fail(msg, len, TRAIN_DIVERGED,
                     "diverged: the loss scale fell to 0 (the policy has no floor) and stayed "
                     "there for %lld steps in a row (step %lld)",
                     (long long)now->steps_at_min, (long long)step);
         return true;
     }
     if (c->kind != AK_SCALER_DYNAMIC && now->overflows_in_a_row >= o->diverge_after) {
-        an_fail(msg, len, TRAIN_DIVERGED,
+        ut_fail(msg, len, TRAIN_DIVERGED,
                 "diverged: the gradients overflowed on %lld steps in a row %s %g (step %lld)",
                 (long long)now->overflows_in_a_row,
                 c->kind == AK_SCALER_FIXED ? "at the fixed loss scale" : "with no loss scaling:",

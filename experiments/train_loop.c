@@ -35,13 +35,13 @@ static int evaluate(train_state *r, int64_t epoch, int64_t step, double *acc_out
     ds_batcher it;
     char why[512];
     if (ds_batcher_init(&it, r->test, NULL, r->o->batch, true, why, sizeof why) != DS_OK)
-        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     double loss_sum = 0;
     int64_t correct = 0, total = 0;
     for (;;) {
         size_t rows = 0;
         if (ds_batch_next(&it, r->x_host, r->labels_host, NULL, &rows, why, sizeof why) != DS_OK)
-            return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+            return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
         if (rows == 0) break;
         int rc =
             ak_to_device(r->b, r->m->x.data, r->x_host, rows * r->test->features * sizeof(float));
@@ -63,7 +63,7 @@ static int evaluate(train_state *r, int64_t epoch, int64_t step, double *acc_out
     row.test_accuracy = (double)correct / (double)total;
     *acc_out = row.test_accuracy;
     if (rec_write_eval(r->eval_log, &row) != 0 || rec_log_flush(r->eval_log) != 0)
-        return an_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(r->eval_log));
+        return ut_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(r->eval_log));
     return 0;
 }
 
@@ -96,7 +96,7 @@ static int run_loop(train_state *r, loop_pos *pos, bool show, char *msg, size_t 
         if (ds_shuffle(r->train->count, o->seed, (uint64_t)epoch, r->order, why, sizeof why) !=
                 DS_OK ||
             ds_batcher_init(&it, r->train, r->order, o->batch, false, why, sizeof why) != DS_OK) {
-            rc = an_fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
+            rc = ut_fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
             break;
         }
         it.next = (size_t)(batch * o->accumulate);
@@ -107,7 +107,7 @@ static int run_loop(train_state *r, loop_pos *pos, bool show, char *msg, size_t 
             if (show && (step % 10 == 0 || step == total))
                 show_progress(r, step - first_step, total - first_step, epoch, loss, started);
             if (o->prec.mode == PREC_O0 && !(loss - loss == 0.0f))
-                rc = an_fail(msg, msg_len, TRAIN_DIVERGED,
+                rc = ut_fail(msg, msg_len, TRAIN_DIVERGED,
                              "diverged: the loss is %g at step %lld in O0 (try a smaller --lr)",
                              (double)loss, (long long)step - 1);
             else if (train_numerical_stop(r, step - 1, msg, msg_len))
@@ -142,7 +142,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     if (rc) return rc;
     char notice[512];
     r.b = ak_open(o.backend, notice, sizeof notice);
-    if (!r.b) return an_fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
+    if (!r.b) return ut_fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
     if (notice[0]) fprintf(stderr, "ampscope train: %s\n", notice);
     rc = train_build(&r, msg, msg_len);
     /* a resumed run: the weights, optimizer and scaler state and the data
@@ -153,12 +153,12 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     char why[512];
     if (!rc && o.resume) {
         r.record = rec_run_read(train_path(&r, REC_RUN_JSON), why, sizeof why);
-        if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
+        if (!r.record) rc = ut_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
     }
     if (!rc && !o.resume) {
         r.record =
             rec_run_new(o.version, o.git_revision, ak_backend_name(r.b), ak_device_name(r.b));
-        if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EFAIL, "out of memory");
+        if (!r.record) rc = ut_fail(msg, msg_len, TRAIN_EFAIL, "out of memory");
     }
     if (!rc && !o.resume) {
         rec_run_set_start(r.record, (int64_t)time(NULL));
@@ -197,9 +197,9 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     /* why a run stopped on its own, in the record */
     if (rc == TRAIN_DIVERGED) rec_run_set_string(r.record, "end_reason", msg);
     const int end_rc = train_write_run_json(&r, true, end_msg, sizeof end_msg);
-    if (!rc && end_rc) rc = an_fail(msg, msg_len, end_rc, "%s", end_msg);
+    if (!rc && end_rc) rc = ut_fail(msg, msg_len, end_rc, "%s", end_msg);
     if (!rc && ut_stop_requested())
-        rc = an_fail(
+        rc = ut_fail(
             msg, msg_len, TRAIN_INTERRUPTED,
             "interrupted by signal %d after step %lld; the record in %s is complete up to it",
             ut_stop_requested(), (long long)pos.step - 1, o.out_dir);

@@ -2,7 +2,7 @@
  * opened fresh or reopened for a resume without the rows past its
  * checkpoint, run.json, and each step's rows, flushed so that a killed run
  * keeps every completed step (train_internal.h). */
-#include "atomic_file.h" /* an_fail */
+#include "atomic_file.h" /* ut_fail */
 #include "train_internal.h"
 
 #include <time.h>
@@ -31,7 +31,7 @@ int train_open_logs(train_state *r, const ckpt_state *at, char *msg, size_t len)
         r->eval_log = rec_log_open_table(dir, REC_EVAL, keep_eval, why, sizeof why);
     if (!r->steps_log || !r->tensors_log || !r->updates_log || !r->hist_log || !r->trace_log ||
         !r->trace_hist_log || (r->test && !r->eval_log))
-        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
 }
 
@@ -40,7 +40,7 @@ int train_write_run_json(train_state *r, bool ended, char *msg, size_t len)
     if (ended) rec_run_set_end(r->record, (int64_t)time(NULL));
     char why[512];
     if (rec_run_write(r->record, train_path(r, REC_RUN_JSON), why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
 }
 
@@ -63,7 +63,7 @@ int train_record_step(train_state *r, const rec_step_row *row, bool trace, char 
              rec_log_flush(r->tensors_log) == 0 && rec_log_flush(r->hist_log) == 0 &&
              rec_log_flush(r->trace_log) == 0 && rec_log_flush(r->trace_hist_log) == 0;
     if (!ok)
-        return an_fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s%s%s",
+        return ut_fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s%s%s",
                        rec_log_error(r->steps_log), rec_log_error(r->updates_log),
                        rec_log_error(r->tensors_log), rec_log_error(r->hist_log),
                        rec_log_error(r->trace_log), rec_log_error(r->trace_hist_log));
@@ -77,7 +77,7 @@ int train_sync_logs(train_state *r, char *msg, size_t len)
                        r->trace_log, r->trace_hist_log, r->eval_log};
     for (size_t i = 0; i < sizeof logs / sizeof *logs; i++)
         if (logs[i] && rec_log_sync(logs[i]) != 0)
-            return an_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(logs[i]));
+            return ut_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(logs[i]));
     return 0;
 }
 

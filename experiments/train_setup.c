@@ -3,7 +3,7 @@
  * on the backend, and freeing them (train_internal.h). */
 #define _POSIX_C_SOURCE 200809L
 
-#include "atomic_file.h" /* an_fail */
+#include "atomic_file.h" /* ut_fail */
 #include "train_internal.h"
 
 #include <errno.h>
@@ -46,21 +46,21 @@ const char *train_path(train_state *r, const char *file)
 
 int train_backend_fail(train_state *r, char *msg, size_t len, const char *what)
 {
-    return an_fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error(r->b));
+    return ut_fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error(r->b));
 }
 
 int train_make_out_dir(const char *dir, char *msg, size_t len)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return an_fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir,
+        return ut_fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir,
                        strerror(errno));
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return an_fail(msg, len, TRAIN_EINPUT, "--out %s: not a directory", dir);
+        return ut_fail(msg, len, TRAIN_EINPUT, "--out %s: not a directory", dir);
     char probe[4096];
     snprintf(probe, sizeof probe, "%s/%s", dir, REC_STEPS_CSV);
     if (access(probe, F_OK) == 0)
-        return an_fail(msg, len, TRAIN_EINPUT,
+        return ut_fail(msg, len, TRAIN_EINPUT,
                        "--out %s already holds a run (steps.csv); choose another directory", dir);
     return 0;
 }
@@ -90,12 +90,12 @@ static int load_data(train_state *r, char *msg, size_t len)
             rc = ds_load_fashion_mnist(o->data_dir, DS_TEST, &d, &r->test, why, sizeof why);
         }
         if (rc == DS_OK && r->train->features != r->net.in_c * r->net.in_h * r->net.in_w)
-            return an_fail(msg, len, TRAIN_EINPUT,
+            return ut_fail(msg, len, TRAIN_EINPUT,
                            "the data has %zu features per sample, %s wants %zu", r->train->features,
                            r->net.name, r->net.in_c * r->net.in_h * r->net.in_w);
     }
     if (rc != DS_OK)
-        return an_fail(
+        return ut_fail(
             msg, len, rc == DS_ENOMEM || rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT, "%s%s", why,
             rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)" : "");
     r->order = malloc(r->train->count * sizeof *r->order);
@@ -105,7 +105,7 @@ static int load_data(train_state *r, char *msg, size_t len)
     else
         r->labels_host = malloc(o->batch * sizeof *r->labels_host);
     if (!r->order || !r->x_host || (!r->t_host && !r->labels_host))
-        return an_fail(msg, len, TRAIN_EFAIL, "out of memory for the batch buffers");
+        return ut_fail(msg, len, TRAIN_EFAIL, "out of memory for the batch buffers");
     return 0;
 }
 
@@ -131,10 +131,10 @@ static int alloc_state(train_state *r, char *msg, size_t len)
     if (rc) return train_backend_fail(r, msg, len, "allocating the step's state");
     r->stats_host = malloc(n_stats * sizeof *r->stats_host);
     r->loss_host = malloc((size_t)r->net.n_layers * sizeof *r->loss_host);
-    if (!r->stats_host || !r->loss_host) return an_fail(msg, len, TRAIN_EFAIL, "out of memory");
+    if (!r->stats_host || !r->loss_host) return ut_fail(msg, len, TRAIN_EFAIL, "out of memory");
     ak_scaler_state host;
     if (ak_scaler_init(&r->o->scaler, &host) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "the loss-scale options are inconsistent");
+        return ut_fail(msg, len, TRAIN_EINPUT, "the loss-scale options are inconsistent");
     r->scale_used = host.scale;
     r->after = host;
     rc = ak_to_device(b, r->scaler, &host, sizeof host);
@@ -149,16 +149,16 @@ int train_prepare(train_state *r, train_options *o, char *msg, size_t len)
 {
     char why[512];
     if (net_build(o->net, &o->size, &r->net, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->white_list && prec_edit_list(&o->prec, o->white_list, true, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->black_list && prec_edit_list(&o->prec, o->black_list, false, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->pin_spec && prec_pin_layers(&o->prec, &r->net, o->pin_spec, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     prec_plan_make(&o->prec, &r->net, &r->plan);
     if (ak_scaler_validate(&o->scaler, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->batch == 0) o->batch = r->net.loss == NET_MSE ? 512 : r->net.in_h == 32 ? 32 : 64;
     if (o->opt.lr < 0) o->opt.lr = r->net.loss == NET_MSE ? 1e-4f : 0.01f;
     if ((int)o->stats_dtype < 0) o->stats_dtype = o->prec.low;
@@ -173,11 +173,11 @@ int train_build(train_state *r, char *msg, size_t len)
     int rc = load_data(r, msg, len);
     /* checked before anything is written to the run directory */
     if (!rc && r->train->count / o->batch / (size_t)o->accumulate == 0)
-        rc = an_fail(msg, len, TRAIN_EINPUT,
+        rc = ut_fail(msg, len, TRAIN_EINPUT,
                      "--batch %zu x --accumulate %lld is larger than the %zu training samples",
                      o->batch, (long long)o->accumulate, r->train->count);
     if (!rc && model_create(r->b, &r->net, &r->plan, o->batch, &r->m, why, sizeof why) != 0)
-        rc = an_fail(msg, len, TRAIN_EFAIL, "building %s: %s", r->net.name, why);
+        rc = ut_fail(msg, len, TRAIN_EFAIL, "building %s: %s", r->net.name, why);
     if (!rc &&
         model_alloc_optimizer(r->m, o->opt.kind != AK_OPT_SGD,
                               o->opt.kind == AK_OPT_ADAM || o->opt.kind == AK_OPT_ADAMW) != 0)
@@ -185,7 +185,7 @@ int train_build(train_state *r, char *msg, size_t len)
     if (!rc && model_init_weights(r->m, o->seed) != 0)
         rc = train_backend_fail(r, msg, len, "initial weights");
     if (!rc && o->init_path && ckpt_load_weights(o->init_path, r->m, why, sizeof why) != 0)
-        rc = an_fail(msg, len, TRAIN_EINPUT, "--init: %s", why);
+        rc = ut_fail(msg, len, TRAIN_EINPUT, "--init: %s", why);
     if (!rc) rc = alloc_state(r, msg, len);
     return rc;
 }

@@ -15,7 +15,7 @@
  * summed.  The loss scale, found-inf and skip never leave the backend inside
  * a step; the host reads the step's loss and scaler state once, at its end,
  * to log. */
-#include "atomic_file.h" /* an_fail */
+#include "atomic_file.h" /* ut_fail */
 #include "train_internal.h"
 
 #include <math.h>
@@ -57,7 +57,7 @@ static int load_batch(train_state *r, ds_batcher *it, size_t *rows, char *msg, s
     model *m = r->m;
     char why[512];
     if (ds_batch_next(it, r->x_host, r->labels_host, r->t_host, rows, why, sizeof why) != DS_OK)
-        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     int rc = ak_to_device(b, m->x.data, r->x_host, *rows * r->train->features * sizeof(float));
     if (!rc && r->labels_host)
         rc = ak_to_device(b, m->labels, r->labels_host, *rows * sizeof(int32_t));
@@ -142,7 +142,7 @@ static int take_statistics(train_state *r, int64_t step, size_t rows, char *msg,
     const train_options *o = r->o;
     const bool stats = every(o->stats_every, step), hist = every(o->hist_every, step);
     if ((stats || hist) && step_stats(r, step, stats, hist, rows) != 0)
-        return an_fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
+        return ut_fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
                        ak_error(r->b), rec_log_error(r->tensors_log));
     if (every(o->trace_every, step) && step_trace(r, rows) != 0)
         return train_backend_fail(r, msg, len, "the gradient trace");

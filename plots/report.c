@@ -53,14 +53,14 @@ char *rp_join_path(const char *dir, const char *name)
 int rp_make_dirs(const char *dir, char *msg, size_t msg_len)
 {
     char *p = strdup(dir);
-    if (!p) return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", dir);
+    if (!p) return ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", dir);
     int rc = AN_OK;
     for (char *s = p + 1;; s++) {
         const bool end = *s == '\0';
         if (*s == '/' || end) {
             *s = '\0';
             if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-                rc = an_fail(msg, msg_len, AN_EIO, "mkdir %s: %s", p, strerror(errno));
+                rc = ut_fail(msg, msg_len, AN_EIO, "mkdir %s: %s", p, strerror(errno));
                 break;
             }
             if (end) break;
@@ -69,7 +69,7 @@ int rp_make_dirs(const char *dir, char *msg, size_t msg_len)
     }
     struct stat st;
     if (rc == AN_OK && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-        rc = an_fail(msg, msg_len, AN_EIO, "%s: not a directory", dir);
+        rc = ut_fail(msg, msg_len, AN_EIO, "%s: not a directory", dir);
     free(p);
     return rc;
 }
@@ -77,7 +77,7 @@ int rp_make_dirs(const char *dir, char *msg, size_t msg_len)
 rp_report *rp_open(const char *out_dir, const char *title, char *msg, size_t msg_len)
 {
     if (!out_dir || !*out_dir) {
-        an_fail(msg, msg_len, AN_EINVAL, "rp_open: empty output directory");
+        ut_fail(msg, msg_len, AN_EINVAL, "rp_open: empty output directory");
         return NULL;
     }
     if (rp_make_dirs(out_dir, msg, msg_len) != AN_OK) return NULL;
@@ -92,7 +92,7 @@ rp_report *rp_open(const char *out_dir, const char *title, char *msg, size_t msg
             free(r->title);
         }
         free(r);
-        an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", out_dir);
+        ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", out_dir);
         return NULL;
     }
     /* "out/" and "out" are one folder; the page's paths are relative anyway */
@@ -215,7 +215,7 @@ static const char page_style[] =
 
 int rp_close(rp_report *r, char *msg, size_t msg_len)
 {
-    if (!r) return an_fail(msg, msg_len, RP_EINVAL, "rp_close: no report");
+    if (!r) return ut_fail(msg, msg_len, RP_EINVAL, "rp_close: no report");
     sbuf page = {0};
     sb_add(&page, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -259,16 +259,16 @@ int rp_close(rp_report *r, char *msg, size_t msg_len)
     char why[WHY_MAX];
     char *path = rp_join_path(r->dir, "index.html");
     if (page.failed || r->body.failed || r->toc.failed || r->notes.failed || !path)
-        rc = an_fail(msg, msg_len, RP_EIO, "%s/index.html: out of memory", r->dir);
+        rc = ut_fail(msg, msg_len, RP_EIO, "%s/index.html: out of memory", r->dir);
     else if (af_write(path, page.p, page.n, why, sizeof why) != AN_OK)
-        rc = an_fail(msg, msg_len, RP_EIO, "%s", why);
+        rc = ut_fail(msg, msg_len, RP_EIO, "%s", why);
     else if (r->n_undrawn)
-        rc = an_fail(msg, msg_len, RP_ENOGNUPLOT,
+        rc = ut_fail(msg, msg_len, RP_ENOGNUPLOT,
                      "%s: no figures drawn (install gnuplot: apt-get install gnuplot-nox); the "
                      "CSV files and tables are in %s/index.html",
                      r->gnuplot_about, r->dir);
     else if (r->n_notes)
-        rc = an_fail(msg, msg_len, RP_EPARTIAL,
+        rc = ut_fail(msg, msg_len, RP_EPARTIAL,
                      "%s/index.html: %zu thing%s left out (see its notes)", r->dir, r->n_notes,
                      r->n_notes == 1 ? "" : "s");
     else if (msg && msg_len)

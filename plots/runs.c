@@ -16,7 +16,7 @@ static void read_table(run_data *run, rec_table tab)
     run_table *t = &run->t[tab];
     char *path = rp_join_path(run->dir, rec_table_file(tab));
     if (!path) {
-        t->rc = an_fail(t->why, sizeof t->why, AN_ENOMEM, "out of memory");
+        t->rc = ut_fail(t->why, sizeof t->why, AN_ENOMEM, "out of memory");
         return;
     }
     switch (tab) {
@@ -35,7 +35,7 @@ static void read_table(run_data *run, rec_table tab)
     case REC_EVAL:
         t->rc = rec_read_eval(path, (rec_eval_row **)&t->rows, &t->n, t->why, sizeof t->why);
         break;
-    default: t->rc = an_fail(t->why, sizeof t->why, AN_EINVAL, "not read by the report"); break;
+    default: t->rc = ut_fail(t->why, sizeof t->why, AN_EINVAL, "not read by the report"); break;
     }
     /* A header that differs is most often a column missing: say which. */
     if (t->rc == AN_EFORMAT && strstr(t->why, ": header is '")) {
@@ -57,7 +57,7 @@ static void read_table(run_data *run, rec_table tab)
         csv_close(&in);
     }
     if (t->rc == AN_OK && t->n == 0)
-        t->rc = an_fail(t->why, sizeof t->why, AN_EFORMAT, "%s: no rows under the header", path);
+        t->rc = ut_fail(t->why, sizeof t->why, AN_EFORMAT, "%s: no rows under the header", path);
     free(path);
 }
 

@@ -42,12 +42,12 @@ static int read_summary(const char *sweep_dir, csv_table *c, char *why, size_t w
 int rp_sweep_axes(const char *sweep_dir, char *axes, size_t len, char *msg, size_t msg_len)
 {
     if (!sweep_dir || !axes || !len)
-        return an_fail(msg, msg_len, RP_EINVAL, "rp_sweep_axes: no folder");
+        return ut_fail(msg, msg_len, RP_EINVAL, "rp_sweep_axes: no folder");
     axes[0] = '\0';
     csv_table c;
     char why[WHY_MAX];
     if (read_summary(sweep_dir, &c, why, sizeof why) != 0)
-        return an_fail(msg, msg_len, RP_EPARTIAL, "%s", why);
+        return ut_fail(msg, msg_len, RP_EPARTIAL, "%s", why);
     for (size_t k = 0; k < c.cols; k++) {
         if (is_outcome(c.fields[k])) continue;
         const size_t used = strlen(axes);
@@ -55,7 +55,7 @@ int rp_sweep_axes(const char *sweep_dir, char *axes, size_t len, char *msg, size
     }
     csv_table_free(&c);
     if (!axes[0])
-        return an_fail(msg, msg_len, RP_EPARTIAL, "%s/summary.csv: no grid axis column", sweep_dir);
+        return ut_fail(msg, msg_len, RP_EPARTIAL, "%s/summary.csv: no grid axis column", sweep_dir);
     if (msg && msg_len) msg[0] = '\0';
     return RP_OK;
 }
