@@ -23,18 +23,18 @@ static void af_release(af_file *f)
 
 int af_begin(af_file *f, const char *path, char *msg, size_t msg_len)
 {
-    if (!f) return an_fail(msg, msg_len, AN_EINVAL, "af_begin: f is NULL");
+    if (!f) return ut_fail(msg, msg_len, AN_EINVAL, "af_begin: f is NULL");
     f->fp = NULL;
     f->path = f->tmp = NULL;
     f->err = 0;
-    if (!path || !*path) return an_fail(msg, msg_len, AN_EINVAL, "af_begin: empty path");
+    if (!path || !*path) return ut_fail(msg, msg_len, AN_EINVAL, "af_begin: empty path");
     const size_t n = strlen(path);
     const size_t tmp_len = n + 32;
     f->path = malloc(n + 1);
     f->tmp = malloc(tmp_len);
     if (!f->path || !f->tmp) {
         af_release(f);
-        return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+        return ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
     }
     memcpy(f->path, path, n + 1);
     snprintf(f->tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
@@ -43,7 +43,7 @@ int af_begin(af_file *f, const char *path, char *msg, size_t msg_len)
     const int fd = open(f->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {
         const int e = errno;
-        an_fail(msg, msg_len, AN_EIO, "%s: cannot create %s: %s", path, f->tmp, strerror(e));
+        ut_fail(msg, msg_len, AN_EIO, "%s: cannot create %s: %s", path, f->tmp, strerror(e));
         af_release(f);
         return AN_EIO;
     }
@@ -52,7 +52,7 @@ int af_begin(af_file *f, const char *path, char *msg, size_t msg_len)
         const int e = errno;
         close(fd);
         unlink(f->tmp);
-        an_fail(msg, msg_len, AN_EIO, "%s: fdopen %s: %s", path, f->tmp, strerror(e));
+        ut_fail(msg, msg_len, AN_EIO, "%s: fdopen %s: %s", path, f->tmp, strerror(e));
         af_release(f);
         return AN_EIO;
     }
@@ -77,7 +77,7 @@ static int parent_dir(const char *path, char **dir)
 
 int af_commit(af_file *f, char *msg, size_t msg_len)
 {
-    if (!f || !f->fp) return an_fail(msg, msg_len, AN_EINVAL, "af_commit: no file being written");
+    if (!f || !f->fp) return ut_fail(msg, msg_len, AN_EINVAL, "af_commit: no file being written");
     int status = AN_OK;
     const char *what = NULL;
     int e = 0;
@@ -103,14 +103,14 @@ int af_commit(af_file *f, char *msg, size_t msg_len)
     f->fp = NULL;
     if (!what && rename(f->tmp, f->path) != 0) {
         e = errno;
-        status = an_fail(msg, msg_len, AN_EIO, "%s: rename %s -> %s: %s", f->path, f->tmp, f->path,
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: rename %s -> %s: %s", f->path, f->tmp, f->path,
                          strerror(e));
         unlink(f->tmp);
         af_release(f);
         return status;
     }
     if (what) {
-        status = an_fail(msg, msg_len, AN_EIO, "%s: %s %s: %s", f->path, what, f->tmp, strerror(e));
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: %s %s: %s", f->path, what, f->tmp, strerror(e));
         unlink(f->tmp);
         af_release(f);
         return status;
@@ -118,12 +118,12 @@ int af_commit(af_file *f, char *msg, size_t msg_len)
     /* The rename is durable only once the directory entry is on disk. */
     char *dir = NULL;
     if (parent_dir(f->path, &dir) != AN_OK) {
-        status = an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", f->path);
+        status = ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", f->path);
     } else {
         const int dfd = open(dir, O_RDONLY | O_CLOEXEC);
         if (dfd < 0 || fsync(dfd) != 0) {
             e = errno;
-            status = an_fail(msg, msg_len, AN_EIO, "%s: fsync of directory %s: %s", f->path, dir,
+            status = ut_fail(msg, msg_len, AN_EIO, "%s: fsync of directory %s: %s", f->path, dir,
                              strerror(e));
         }
         if (dfd >= 0) close(dfd);
@@ -150,7 +150,7 @@ void af_abort(af_file *f)
 
 int af_write(const char *path, const void *data, size_t n, char *msg, size_t msg_len)
 {
-    if (!data && n > 0) return an_fail(msg, msg_len, AN_EINVAL, "af_write: data is NULL");
+    if (!data && n > 0) return ut_fail(msg, msg_len, AN_EINVAL, "af_write: data is NULL");
     af_file f;
     const int status = af_begin(&f, path, msg, msg_len);
     if (status != AN_OK) return status;
@@ -160,17 +160,17 @@ int af_write(const char *path, const void *data, size_t n, char *msg, size_t msg
 
 int af_remove_stale(const char *path, char *msg, size_t msg_len)
 {
-    if (!path || !*path) return an_fail(msg, msg_len, AN_EINVAL, "af_remove_stale: empty path");
+    if (!path || !*path) return ut_fail(msg, msg_len, AN_EINVAL, "af_remove_stale: empty path");
     char *dir = NULL;
     if (parent_dir(path, &dir) != AN_OK)
-        return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+        return ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     const size_t base_len = strlen(base);
     DIR *d = opendir(dir);
     if (!d) {
         const int e = errno;
-        an_fail(msg, msg_len, AN_EIO, "%s: cannot read directory %s: %s", path, dir, strerror(e));
+        ut_fail(msg, msg_len, AN_EIO, "%s: cannot read directory %s: %s", path, dir, strerror(e));
         free(dir);
         return AN_EIO;
     }
@@ -191,14 +191,14 @@ int af_remove_stale(const char *path, char *msg, size_t msg_len)
         const size_t n = strlen(dir) + strlen(name) + 2;
         char *full = malloc(n);
         if (!full) {
-            status = an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+            status = ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
             break;
         }
         snprintf(full, n, "%s/%s", dir, name);
         if (unlink(full) == 0)
             removed++;
         else if (errno != ENOENT)
-            status = an_fail(msg, msg_len, AN_EIO, "%s: cannot remove %s: %s", path, full,
+            status = ut_fail(msg, msg_len, AN_EIO, "%s: cannot remove %s: %s", path, full,
                              strerror(errno));
         free(full);
     }

@@ -33,7 +33,6 @@ extern "C" {
 #define AN_EIO     (-2) /* a system call failed; the message has its errno text */
 #define AN_EFORMAT (-3) /* a file's content is malformed or does not match the schema */
 #define AN_ENOMEM  (-4) /* an allocation failed */
-#define an_fail ut_fail /* the message: ut_fail (util.h); until every caller names it */
 
 /* A file being written atomically.  Write with af_put, or through fp
  * (stdio) directly: af_commit checks the stream's error flag, so individual

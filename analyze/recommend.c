@@ -63,36 +63,36 @@ static int parse_list(const char *spec, const char *key, char *value, an_grid *g
 {
     size_t n = 0;
     char *save = NULL;
-    if (!*value) return an_fail(msg, msg_len, AN_EINVAL, "grid '%s': %s has no values", spec, key);
+    if (!*value) return ut_fail(msg, msg_len, AN_EINVAL, "grid '%s': %s has no values", spec, key);
     /* strtok_r would skip empty fields: "2,,4" and a trailing comma are mistakes */
     if (value[0] == ',' || strstr(value, ",,") || value[strlen(value) - 1] == ',')
-        return an_fail(msg, msg_len, AN_EINVAL, "grid '%s': %s: an empty value", spec, key);
+        return ut_fail(msg, msg_len, AN_EINVAL, "grid '%s': %s: an empty value", spec, key);
     for (char *p = value;; p = NULL) {
         char *tok = strtok_r(p, ",", &save);
         if (!tok) break;
         if (n == AN_GRID_MAX)
-            return an_fail(msg, msg_len, AN_EINVAL, "grid '%s': %s has more than %d values", spec,
+            return ut_fail(msg, msg_len, AN_EINVAL, "grid '%s': %s has more than %d values", spec,
                            key, AN_GRID_MAX);
         if (factors) {
             double f;
             if (!parse_double(tok, &f) || !factor_ok(f))
-                return an_fail(msg, msg_len, AN_EINVAL,
+                return ut_fail(msg, msg_len, AN_EINVAL,
                                "grid '%s': %s: '%s' is not a number > 1 (finite as an fp32)", spec,
                                key, tok);
             for (size_t i = 0; i < n; i++)
                 if (g->factors[i] == f)
-                    return an_fail(msg, msg_len, AN_EINVAL, "grid '%s': %s: '%s' appears twice",
+                    return ut_fail(msg, msg_len, AN_EINVAL, "grid '%s': %s: '%s' appears twice",
                                    spec, key, tok);
             g->factors[n++] = f;
         } else {
             int32_t w;
             if (!parse_window(tok, &w))
-                return an_fail(msg, msg_len, AN_EINVAL,
+                return ut_fail(msg, msg_len, AN_EINVAL,
                                "grid '%s': %s: '%s' is not an integer in [1, %d]", spec, key, tok,
                                INT32_MAX);
             for (size_t i = 0; i < n; i++)
                 if (g->windows[i] == w)
-                    return an_fail(msg, msg_len, AN_EINVAL, "grid '%s': %s: '%s' appears twice",
+                    return ut_fail(msg, msg_len, AN_EINVAL, "grid '%s': %s: '%s' appears twice",
                                    spec, key, tok);
             g->windows[n++] = w;
         }
@@ -106,10 +106,10 @@ static int parse_list(const char *spec, const char *key, char *value, an_grid *g
 
 int an_grid_parse(const char *spec, an_grid *g, char *msg, size_t msg_len)
 {
-    if (!spec || !g) return an_fail(msg, msg_len, AN_EINVAL, "an_grid_parse: spec or grid NULL");
+    if (!spec || !g) return ut_fail(msg, msg_len, AN_EINVAL, "an_grid_parse: spec or grid NULL");
     const size_t len = strlen(spec);
     char *copy = malloc(len + 1);
-    if (!copy) return an_fail(msg, msg_len, AN_ENOMEM, "grid '%s': out of memory", spec);
+    if (!copy) return ut_fail(msg, msg_len, AN_ENOMEM, "grid '%s': out of memory", spec);
     memcpy(copy, spec, len + 1);
     an_grid out = *g; /* *g changes only when the whole spec parses */
     bool given[3] = {false, false, false};
@@ -121,7 +121,7 @@ int an_grid_parse(const char *spec, an_grid *g, char *msg, size_t msg_len)
         if (semi) *semi = '\0';
         char *eq = strchr(part, '=');
         if (!eq) {
-            status = an_fail(msg, msg_len, AN_EINVAL,
+            status = ut_fail(msg, msg_len, AN_EINVAL,
                              "grid '%s': '%s' is not KEY=VALUES (factors, windows or max-skip)",
                              spec, part);
             break;
@@ -132,13 +132,13 @@ int an_grid_parse(const char *spec, an_grid *g, char *msg, size_t msg_len)
         for (int i = 0; i < 3; i++)
             if (strcmp(key, keys[i]) == 0) k = i;
         if (k < 0) {
-            status = an_fail(msg, msg_len, AN_EINVAL,
+            status = ut_fail(msg, msg_len, AN_EINVAL,
                              "grid '%s': unknown key '%s' (expected factors, windows or max-skip)",
                              spec, key);
             break;
         }
         if (given[k]) {
-            status = an_fail(msg, msg_len, AN_EINVAL, "grid '%s': %s given twice", spec, key);
+            status = ut_fail(msg, msg_len, AN_EINVAL, "grid '%s': %s given twice", spec, key);
             break;
         }
         given[k] = true;
@@ -146,7 +146,7 @@ int an_grid_parse(const char *spec, an_grid *g, char *msg, size_t msg_len)
             double v;
             if (!parse_double(value, &v) || !(v >= 0 && v <= 1))
                 status =
-                    an_fail(msg, msg_len, AN_EINVAL,
+                    ut_fail(msg, msg_len, AN_EINVAL,
                             "grid '%s': max-skip: '%s' is not a fraction in [0, 1]", spec, value);
             else
                 out.max_skip_frac = v;
@@ -260,19 +260,19 @@ static int grid_check(const an_grid *g, char *msg, size_t msg_len)
 {
     if (g->n_factors < 1 || g->n_factors > AN_GRID_MAX || g->n_windows < 1 ||
         g->n_windows > AN_GRID_MAX)
-        return an_fail(msg, msg_len, AN_EINVAL,
+        return ut_fail(msg, msg_len, AN_EINVAL,
                        "an_recommend: the grid has %zu factors and %zu windows (1 to %d each)",
                        g->n_factors, g->n_windows, AN_GRID_MAX);
     for (size_t i = 0; i < g->n_factors; i++)
         if (!factor_ok(g->factors[i]))
-            return an_fail(msg, msg_len, AN_EINVAL, "an_recommend: factor %g is not > 1",
+            return ut_fail(msg, msg_len, AN_EINVAL, "an_recommend: factor %g is not > 1",
                            g->factors[i]);
     for (size_t i = 0; i < g->n_windows; i++)
         if (g->windows[i] < 1)
-            return an_fail(msg, msg_len, AN_EINVAL, "an_recommend: window %" PRId32 " is not >= 1",
+            return ut_fail(msg, msg_len, AN_EINVAL, "an_recommend: window %" PRId32 " is not >= 1",
                            g->windows[i]);
     if (!(g->max_skip_frac >= 0 && g->max_skip_frac <= 1))
-        return an_fail(msg, msg_len, AN_EINVAL, "an_recommend: max_skip_frac %g is not in [0, 1]",
+        return ut_fail(msg, msg_len, AN_EINVAL, "an_recommend: max_skip_frac %g is not in [0, 1]",
                        g->max_skip_frac);
     return AN_OK;
 }
@@ -280,12 +280,12 @@ static int grid_check(const an_grid *g, char *msg, size_t msg_len)
 int an_recommend(const an_trace *t, const ak_scaler_config *base, fpe_format_id target,
                  const an_grid *g, an_recommendation *rec, char *msg, size_t msg_len)
 {
-    if (!rec) return an_fail(msg, msg_len, AN_EINVAL, "an_recommend: recommendation is NULL");
+    if (!rec) return ut_fail(msg, msg_len, AN_EINVAL, "an_recommend: recommendation is NULL");
     memset(rec, 0, sizeof *rec);
     if (!t || !base || !g)
-        return an_fail(msg, msg_len, AN_EINVAL, "an_recommend: trace, policy or grid is NULL");
+        return ut_fail(msg, msg_len, AN_EINVAL, "an_recommend: trace, policy or grid is NULL");
     if (base->kind != AK_SCALER_DYNAMIC)
-        return an_fail(msg, msg_len, AN_EINVAL,
+        return ut_fail(msg, msg_len, AN_EINVAL,
                        "an_recommend: the base policy is %s, not dynamic: it has no window or "
                        "factor to choose",
                        ak_scaler_kind_name(base->kind));
@@ -294,7 +294,7 @@ int an_recommend(const an_trace *t, const ak_scaler_config *base, fpe_format_id 
 
     const size_t n = g->n_factors * g->n_windows;
     rec->points = calloc(n, sizeof *rec->points);
-    if (!rec->points) return an_fail(msg, msg_len, AN_ENOMEM, "an_recommend: out of memory");
+    if (!rec->points) return ut_fail(msg, msg_len, AN_ENOMEM, "an_recommend: out of memory");
     rec->n = n;
     for (size_t i = 0; i < g->n_factors; i++) {
         for (size_t j = 0; j < g->n_windows; j++) {
@@ -308,7 +308,7 @@ int an_recommend(const an_trace *t, const ak_scaler_config *base, fpe_format_id 
             char why[512];
             if ((status = an_replay(t, &cfg, target, &pt->r, NULL, NULL, why, sizeof why)) !=
                 AN_OK) {
-                an_fail(msg, msg_len, status, "an_recommend: factor %g, window %" PRId32 ": %s",
+                ut_fail(msg, msg_len, status, "an_recommend: factor %g, window %" PRId32 ": %s",
                         pt->factor, pt->window, why);
                 an_recommendation_free(rec);
                 return status;
@@ -373,15 +373,15 @@ int an_recommendation_write_csv(const an_recommendation *rec, const char *path, 
                                 size_t msg_len)
 {
     if (!rec || !rec->points || rec->n == 0 || rec->best >= rec->n)
-        return an_fail(msg, msg_len, AN_EINVAL,
+        return ut_fail(msg, msg_len, AN_EINVAL,
                        "an_recommendation_write_csv: no recommendation to write");
     if (!path || !*path)
-        return an_fail(msg, msg_len, AN_EINVAL, "an_recommendation_write_csv: empty path");
+        return ut_fail(msg, msg_len, AN_EINVAL, "an_recommendation_write_csv: empty path");
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f)
-        return an_fail(msg, msg_len, AN_ENOMEM, "%s: open_memstream: %s", path, strerror(errno));
+        return ut_fail(msg, msg_len, AN_ENOMEM, "%s: open_memstream: %s", path, strerror(errno));
     fputs("factor,window,steps,overflow_steps,skipped_steps,skip_frac,mean_underflow_frac,"
           "steps_below_best,mean_log2_below_best,final_scale,chosen\n",
           f);
@@ -402,7 +402,7 @@ int an_recommendation_write_csv(const an_recommendation *rec, const char *path, 
     const bool failed = ferror(f) != 0;
     if (fclose(f) != 0 || failed) {
         free(buf);
-        return an_fail(msg, msg_len, AN_ENOMEM, "%s: formatting the grid failed", path);
+        return ut_fail(msg, msg_len, AN_ENOMEM, "%s: formatting the grid failed", path);
     }
     const int status = af_write(path, buf, len, msg, msg_len);
     free(buf);

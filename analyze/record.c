@@ -315,7 +315,7 @@ static int scan_log(const char *path, const char *header, int step_col, int64_t 
                     char *msg, size_t msg_len)
 {
     FILE *in = fopen(path, "rb");
-    if (!in) return an_fail(msg, msg_len, AN_EIO, "%s: cannot read: %s", path, strerror(errno));
+    if (!in) return ut_fail(msg, msg_len, AN_EIO, "%s: cannot read: %s", path, strerror(errno));
     const size_t header_len = strlen(header), ncols = count_fields(header);
     char *line = NULL, *fields[1];
     size_t cap = 0, line_no = 0;
@@ -332,7 +332,7 @@ static int scan_log(const char *path, const char *header, int step_col, int64_t 
             const bool match = complete ? n == header_len && memcmp(line, header, n) == 0
                                         : n <= header_len && memcmp(line, header, n) == 0;
             if (!match) {
-                status = an_fail(msg, msg_len, AN_EFORMAT, "%s: header is '%.*s', expected '%s'",
+                status = ut_fail(msg, msg_len, AN_EFORMAT, "%s: header is '%.*s', expected '%s'",
                                  path, (int)(n > 200 ? 200 : n), line, header);
                 break;
             }
@@ -342,13 +342,13 @@ static int scan_log(const char *path, const char *header, int step_col, int64_t 
         } else {
             line[got - 1] = '\0';
             if (strlen(line) != (size_t)got - 1) {
-                status = an_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: a NUL byte in the line", path,
+                status = ut_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: a NUL byte in the line", path,
                                  line_no);
                 break;
             }
             const size_t n = count_fields(line);
             if (n != ncols) {
-                status = an_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: expected %zu fields, got %zu",
+                status = ut_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: expected %zu fields, got %zu",
                                  path, line_no, ncols, n);
                 break;
             }
@@ -361,7 +361,7 @@ static int scan_log(const char *path, const char *header, int step_col, int64_t 
             fields[0] = f;
             int64_t step;
             if (!parse_i64(fields[0], &step)) {
-                status = an_fail(msg, msg_len, AN_EFORMAT,
+                status = ut_fail(msg, msg_len, AN_EFORMAT,
                                  "%s:%zu: column 'step': '%s' is not an integer", path, line_no,
                                  fields[0]);
                 break;
@@ -371,7 +371,7 @@ static int scan_log(const char *path, const char *header, int step_col, int64_t 
         off += got;
     }
     if (status == AN_OK && ferror(in))
-        status = an_fail(msg, msg_len, AN_EIO, "%s: read: %s", path, strerror(errno));
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: read: %s", path, strerror(errno));
     if (status == AN_OK && *cut < 0) *cut = off;
     free(line);
     fclose(in);
@@ -382,21 +382,21 @@ rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after
                       size_t msg_len)
 {
     if (!path || !*path) {
-        an_fail(msg, msg_len, AN_EINVAL, "rec_log_open: empty path");
+        ut_fail(msg, msg_len, AN_EINVAL, "rec_log_open: empty path");
         return NULL;
     }
     if (!header || !*header || strchr(header, '\n')) {
-        an_fail(msg, msg_len, AN_EINVAL, "rec_log_open: %s: empty or multi-line header", path);
+        ut_fail(msg, msg_len, AN_EINVAL, "rec_log_open: %s: empty or multi-line header", path);
         return NULL;
     }
     const int step_col = column_index(header, "step");
     if (step_col < 0) {
-        an_fail(msg, msg_len, AN_EINVAL, "rec_log_open: %s: header '%s' has no column 'step'", path,
+        ut_fail(msg, msg_len, AN_EINVAL, "rec_log_open: %s: header '%s' has no column 'step'", path,
                 header);
         return NULL;
     }
     if (resume_after_step < -1) {
-        an_fail(msg, msg_len, AN_EINVAL, "rec_log_open: %s: resume_after_step %" PRId64 " < -1",
+        ut_fail(msg, msg_len, AN_EINVAL, "rec_log_open: %s: resume_after_step %" PRId64 " < -1",
                 path, resume_after_step);
         return NULL;
     }
@@ -404,7 +404,7 @@ rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after
     if (log) log->path = malloc(strlen(path) + 1);
     if (!log || !log->path) {
         free(log);
-        an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+        ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
         return NULL;
     }
     strcpy(log->path, path);
@@ -414,7 +414,7 @@ rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after
 
     const int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
     if (fd < 0) {
-        an_fail(msg, msg_len, AN_EIO, "%s: cannot open for appending: %s", path, strerror(errno));
+        ut_fail(msg, msg_len, AN_EIO, "%s: cannot open for appending: %s", path, strerror(errno));
         goto fail;
     }
     off_t cut = 0;
@@ -424,14 +424,14 @@ rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after
     }
     const off_t size = lseek(fd, 0, SEEK_END);
     if (size < 0 || (cut < size && ftruncate(fd, cut) != 0)) {
-        an_fail(msg, msg_len, AN_EIO, "%s: truncate to %lld bytes: %s", path, (long long)cut,
+        ut_fail(msg, msg_len, AN_EIO, "%s: truncate to %lld bytes: %s", path, (long long)cut,
                 strerror(errno));
         close(fd);
         goto fail;
     }
     log->fp = fdopen(fd, "ab");
     if (!log->fp) {
-        an_fail(msg, msg_len, AN_EIO, "%s: fdopen: %s", path, strerror(errno));
+        ut_fail(msg, msg_len, AN_EIO, "%s: fdopen: %s", path, strerror(errno));
         close(fd);
         goto fail;
     }
@@ -440,7 +440,7 @@ rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after
     if (cut == 0) {
         fprintf(log->fp, "%s\n", header);
         if (rec_log_flush(log) != AN_OK) {
-            an_fail(msg, msg_len, AN_EIO, "%s", log->error);
+            ut_fail(msg, msg_len, AN_EIO, "%s", log->error);
             rec_log_close(log, NULL, 0);
             return NULL;
         }
@@ -456,13 +456,13 @@ rec_log *rec_log_open_table(const char *dir, rec_table t, int64_t resume_after_s
                             size_t msg_len)
 {
     if (!dir || !*dir || (unsigned)t >= REC_TABLES) {
-        an_fail(msg, msg_len, AN_EINVAL, "rec_log_open_table: empty directory or invalid table");
+        ut_fail(msg, msg_len, AN_EINVAL, "rec_log_open_table: empty directory or invalid table");
         return NULL;
     }
     const size_t n = strlen(dir) + strlen(table_files[t]) + 2;
     char *path = malloc(n);
     if (!path) {
-        an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", dir);
+        ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", dir);
         return NULL;
     }
     snprintf(path, n, "%s/%s", dir, table_files[t]);
@@ -496,10 +496,10 @@ int rec_log_close(rec_log *log, char *msg, size_t msg_len)
     int status = AN_OK;
     errno = 0;
     if (fflush(log->fp) != 0 || ferror(log->fp))
-        status = an_fail(msg, msg_len, AN_EIO, "%s: write: %s", log->path,
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: write: %s", log->path,
                          strerror(errno ? errno : EIO));
     if (fclose(log->fp) != 0 && status == AN_OK)
-        status = an_fail(msg, msg_len, AN_EIO, "%s: close: %s", log->path, strerror(errno));
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: close: %s", log->path, strerror(errno));
     free(log->path);
     free(log);
     return status;
@@ -816,7 +816,7 @@ typedef struct field_ctx {
 
 static int bad_field(const field_ctx *c, int col, const char *what)
 {
-    return an_fail(c->msg, c->msg_len, AN_EFORMAT, "%s:%zu: column '%s': '%s' is not %s", c->path,
+    return ut_fail(c->msg, c->msg_len, AN_EFORMAT, "%s:%zu: column '%s': '%s' is not %s", c->path,
                    c->line, c->columns[col], c->fields[col], what);
 }
 
@@ -983,7 +983,7 @@ static int parse_trace_row(const field_ctx *c, void *out)
     /* What the writer guarantees, so that readers may rely on it. */
     if (!(r->loss_scale >= 0)) return bad_field(c, 1, "a number >= 0");
     if (r->zero > r->count || r->nonfinite > r->count - r->zero)
-        return an_fail(c->msg, c->msg_len, AN_EFORMAT,
+        return ut_fail(c->msg, c->msg_len, AN_EFORMAT,
                        "%s:%zu: zero %" PRIu64 " + nonfinite %" PRIu64 " > count %" PRIu64, c->path,
                        c->line, r->zero, r->nonfinite, r->count);
     if (!(r->amax >= 0 && isfinite(r->amax))) return bad_field(c, 6, "a finite number >= 0");
@@ -1004,12 +1004,12 @@ static int read_table(const char *path, rec_table t, size_t row_size,
                       int (*parse)(const field_ctx *, void *), void **rows_out, size_t *n_out,
                       char *msg, size_t msg_len)
 {
-    if (!rows_out || !n_out) return an_fail(msg, msg_len, AN_EINVAL, "rec_read: rows or n NULL");
+    if (!rows_out || !n_out) return ut_fail(msg, msg_len, AN_EINVAL, "rec_read: rows or n NULL");
     *rows_out = NULL;
     *n_out = 0;
-    if (!path) return an_fail(msg, msg_len, AN_EINVAL, "rec_read: path is NULL");
+    if (!path) return ut_fail(msg, msg_len, AN_EINVAL, "rec_read: path is NULL");
     FILE *in = fopen(path, "rb");
-    if (!in) return an_fail(msg, msg_len, AN_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (!in) return ut_fail(msg, msg_len, AN_EIO, "%s: cannot open: %s", path, strerror(errno));
 
     /* The column names, for messages. */
     char header[1024];
@@ -1028,12 +1028,12 @@ static int read_table(const char *path, rec_table t, size_t row_size,
         line[got - 1] = '\0';
         if (strlen(line) != (size_t)got - 1) {
             status =
-                an_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: a NUL byte in the line", path, line_no);
+                ut_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: a NUL byte in the line", path, line_no);
             break;
         }
         if (line_no == 1) {
             if (strcmp(line, table_headers[t]) != 0) {
-                status = an_fail(msg, msg_len, AN_EFORMAT, "%s: header is '%.200s', expected '%s'",
+                status = ut_fail(msg, msg_len, AN_EFORMAT, "%s: header is '%.200s', expected '%s'",
                                  path, line, table_headers[t]);
                 break;
             }
@@ -1041,7 +1041,7 @@ static int read_table(const char *path, rec_table t, size_t row_size,
         }
         const size_t nf = split_fields(line, fields, MAX_COLUMNS + 1);
         if (nf != ncols) {
-            status = an_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: expected %zu fields, got %zu", path,
+            status = ut_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: expected %zu fields, got %zu", path,
                              line_no, ncols, nf);
             break;
         }
@@ -1049,7 +1049,7 @@ static int read_table(const char *path, rec_table t, size_t row_size,
             room = room ? 2 * room : 64;
             unsigned char *more = realloc(rows, room * row_size);
             if (!more) {
-                status = an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+                status = ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
                 break;
             }
             rows = more;
@@ -1061,9 +1061,9 @@ static int read_table(const char *path, rec_table t, size_t row_size,
         n++;
     }
     if (status == AN_OK && ferror(in))
-        status = an_fail(msg, msg_len, AN_EIO, "%s: read: %s", path, strerror(errno));
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: read: %s", path, strerror(errno));
     if (status == AN_OK && line_no == 0)
-        status = an_fail(msg, msg_len, AN_EFORMAT, "%s: empty file, expected the header '%s'", path,
+        status = ut_fail(msg, msg_len, AN_EFORMAT, "%s: empty file, expected the header '%s'", path,
                          table_headers[t]);
     free(line);
     fclose(in);
@@ -1250,15 +1250,15 @@ static json_t *time_json(int64_t t)
 
 int rec_run_write(const rec_run *r, const char *path, char *msg, size_t msg_len)
 {
-    if (!r || !path) return an_fail(msg, msg_len, AN_EINVAL, "rec_run_write: r or path is NULL");
+    if (!r || !path) return ut_fail(msg, msg_len, AN_EINVAL, "rec_run_write: r or path is NULL");
     json_t *root = json_object();
-    if (!root) return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+    if (!root) return ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
     int status = AN_OK;
     json_object_set_new(root, "record_version", json_integer(RUN_RECORD_VERSION));
     for (int i = 0; i < 4 && status == AN_OK; i++) {
         json_t *s = json_string(r->info[i]);
         if (!s || json_object_set_new(root, info_keys[i], s) != 0)
-            status = an_fail(msg, msg_len, AN_EINVAL, "%s: %s '%s' is not valid UTF-8", path,
+            status = ut_fail(msg, msg_len, AN_EINVAL, "%s: %s '%s' is not valid UTF-8", path,
                              info_keys[i], r->info[i]);
     }
     const int64_t times[2] = {r->start, r->end};
@@ -1266,7 +1266,7 @@ int rec_run_write(const rec_run *r, const char *path, char *msg, size_t msg_len)
     for (int i = 0; i < 2 && status == AN_OK; i++) {
         json_t *tj = time_json(times[i]);
         if (!tj || json_object_set_new(root, time_keys[i], tj) != 0)
-            status = an_fail(msg, msg_len, AN_EINVAL, "%s: %s %" PRId64 " is not a year 0-9999",
+            status = ut_fail(msg, msg_len, AN_EINVAL, "%s: %s %" PRId64 " is not a year 0-9999",
                              path, time_keys[i], times[i]);
     }
     if (status == AN_OK) {
@@ -1279,14 +1279,14 @@ int rec_run_write(const rec_run *r, const char *path, char *msg, size_t msg_len)
 
 int rec_write_json(const char *path, const json_t *j, size_t flags, char *msg, size_t msg_len)
 {
-    if (!path || !j) return an_fail(msg, msg_len, AN_EINVAL, "rec_write_json: NULL argument");
+    if (!path || !j) return ut_fail(msg, msg_len, AN_EINVAL, "rec_write_json: NULL argument");
     char *text = json_dumps(j, flags);
-    if (!text) return an_fail(msg, msg_len, AN_ENOMEM, "%s: json_dumps failed", path);
+    if (!text) return ut_fail(msg, msg_len, AN_ENOMEM, "%s: json_dumps failed", path);
     const size_t n = strlen(text);
     char *with_newline = realloc(text, n + 2);
     if (!with_newline) {
         free(text);
-        return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+        return ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
     }
     with_newline[n] = '\n';
     with_newline[n + 1] = '\0';
@@ -1300,17 +1300,17 @@ static int read_member(json_t *root, const char *path, const char *key, const ch
                        char *msg, size_t msg_len)
 {
     json_t *v = json_object_get(root, key);
-    if (!v) return an_fail(msg, msg_len, AN_EFORMAT, "%s: missing \"%s\"", path, key);
+    if (!v) return ut_fail(msg, msg_len, AN_EFORMAT, "%s: missing \"%s\"", path, key);
     if (t && json_is_null(v)) {
         *t = REC_NO_TIME;
         return AN_OK;
     }
     if (!json_is_string(v))
-        return an_fail(msg, msg_len, AN_EFORMAT, "%s: \"%s\" is not a string%s", path, key,
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s: \"%s\" is not a string%s", path, key,
                        t ? " or null" : "");
     *s = json_string_value(v);
     if (t && rec_time_parse(*s, t) != AN_OK)
-        return an_fail(msg, msg_len, AN_EFORMAT,
+        return ut_fail(msg, msg_len, AN_EFORMAT,
                        "%s: \"%s\": '%s' is not a UTC time YYYY-MM-DDTHH:MM:SSZ", path, key, *s);
     return AN_OK;
 }
@@ -1318,14 +1318,14 @@ static int read_member(json_t *root, const char *path, const char *key, const ch
 rec_run *rec_run_read(const char *path, char *msg, size_t msg_len)
 {
     if (!path) {
-        an_fail(msg, msg_len, AN_EINVAL, "rec_run_read: path is NULL");
+        ut_fail(msg, msg_len, AN_EINVAL, "rec_run_read: path is NULL");
         return NULL;
     }
     json_error_t err;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
     if (!root) {
         const int code = json_error_code(&err) == json_error_cannot_open_file ? AN_EIO : AN_EFORMAT;
-        an_fail(msg, msg_len, code, "%s:%d:%d: %s", path, err.line, err.column, err.text);
+        ut_fail(msg, msg_len, code, "%s:%d:%d: %s", path, err.line, err.column, err.text);
         return NULL;
     }
     rec_run *r = NULL;
@@ -1335,11 +1335,11 @@ rec_run *rec_run_read(const char *path, char *msg, size_t msg_len)
     json_t *version = json_object_get(root, "record_version");
     json_t *options = json_object_get(root, "options");
     if (!json_is_object(root)) {
-        an_fail(msg, msg_len, AN_EFORMAT, "%s: not a JSON object", path);
+        ut_fail(msg, msg_len, AN_EFORMAT, "%s: not a JSON object", path);
         goto done;
     }
     if (!json_is_integer(version) || json_integer_value(version) != RUN_RECORD_VERSION) {
-        an_fail(msg, msg_len, AN_EFORMAT, "%s: \"record_version\" is not %d", path,
+        ut_fail(msg, msg_len, AN_EFORMAT, "%s: \"record_version\" is not %d", path,
                 RUN_RECORD_VERSION);
         goto done;
     }
@@ -1349,7 +1349,7 @@ rec_run *rec_run_read(const char *path, char *msg, size_t msg_len)
         read_member(root, path, "end_time", &ignored, &end, msg, msg_len) != AN_OK)
         goto done;
     if (!json_is_object(options)) {
-        an_fail(msg, msg_len, AN_EFORMAT, "%s: \"options\" is missing or not an object", path);
+        ut_fail(msg, msg_len, AN_EFORMAT, "%s: \"options\" is missing or not an object", path);
         goto done;
     }
     const char *key;
@@ -1357,14 +1357,14 @@ rec_run *rec_run_read(const char *path, char *msg, size_t msg_len)
     json_object_foreach(options, key, value)
     {
         if (!*key || !(json_is_string(value) || json_is_integer(value) || json_is_real(value))) {
-            an_fail(msg, msg_len, AN_EFORMAT,
+            ut_fail(msg, msg_len, AN_EFORMAT,
                     "%s: option \"%s\" is not a non-empty name with a string or number", path, key);
             goto done;
         }
     }
     r = rec_run_new(info[0], info[1], info[2], info[3]);
     if (!r) {
-        an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+        ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
         goto done;
     }
     json_decref(r->options);
@@ -1380,7 +1380,7 @@ done:
 int rec_summarize_run(const char *run_dir, rec_run_summary *out, char *msg, size_t msg_len)
 {
     if (!run_dir || !out)
-        return an_fail(msg, msg_len, AN_EINVAL, "rec_summarize_run: NULL argument");
+        return ut_fail(msg, msg_len, AN_EINVAL, "rec_summarize_run: NULL argument");
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", run_dir, REC_STEPS_CSV);
     rec_step_row *st = NULL;
@@ -1389,7 +1389,7 @@ int rec_summarize_run(const char *run_dir, rec_run_summary *out, char *msg, size
     if (rc != AN_OK) return rc;
     if (n == 0) {
         free(st);
-        return an_fail(msg, msg_len, AN_EFORMAT, "%s has no rows", path);
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s has no rows", path);
     }
     out->steps = (int64_t)n;
     out->skipped = 0;

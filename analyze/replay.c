@@ -88,7 +88,7 @@ static int load_rows(load_ctx *c, char *msg, size_t msg_len)
         return status;
     for (size_t i = 1; i < c->n; i++)
         if (c->rows[i].step <= c->rows[i - 1].step)
-            return an_fail(msg, msg_len, AN_EFORMAT,
+            return ut_fail(msg, msg_len, AN_EFORMAT,
                            "%s: step %" PRId64 " follows step %" PRId64
                            " (steps must increase, each once)",
                            c->trace_path, c->rows[i].step, c->rows[i - 1].step);
@@ -100,7 +100,7 @@ static int load_rows(load_ctx *c, char *msg, size_t msg_len)
         c->raw = calloc(c->n, sizeof *c->raw);
         c->seen = calloc(c->n, sizeof *c->seen);
         if (!c->raw || !c->seen)
-            return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", c->trace_path);
+            return ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", c->trace_path);
     }
     bool drop_last = false;
     for (size_t j = 0; j < c->nh; j++) {
@@ -111,13 +111,13 @@ static int load_rows(load_ctx *c, char *msg, size_t msg_len)
                 drop_last = true; /* its trace row was never written */
                 continue;
             }
-            return an_fail(msg, msg_len, AN_EFORMAT,
+            return ut_fail(msg, msg_len, AN_EFORMAT,
                            "%s: step %" PRId64 " has histogram rows but no row in %s", c->hist_path,
                            h->step, c->trace_path);
         }
         char label[REC_BIN_LABEL_MAX];
         if (c->seen[i][h->bin])
-            return an_fail(msg, msg_len, AN_EFORMAT, "%s: step %" PRId64 ": bin %s appears twice",
+            return ut_fail(msg, msg_len, AN_EFORMAT, "%s: step %" PRId64 ": bin %s appears twice",
                            c->hist_path, h->step, rec_hist_bin_label(h->bin, label));
         c->seen[i][h->bin] = 1;
         c->raw[i][h->bin] += h->count;
@@ -132,7 +132,7 @@ static int load_rows(load_ctx *c, char *msg, size_t msg_len)
         uint64_t total = 0;
         for (int b = 0; b < AK_HIST_BINS; b++)
             total += c->raw[i][b];
-        return an_fail(msg, msg_len, AN_EFORMAT,
+        return ut_fail(msg, msg_len, AN_EFORMAT,
                        "%s: step %" PRId64 ": the histogram holds %" PRIu64 " values (%" PRIu64
                        " zero, %" PRIu64 " non-finite) but %s says count %" PRIu64 " (%" PRIu64
                        " zero, %" PRIu64 " non-finite)",
@@ -146,30 +146,30 @@ static int load_rows(load_ctx *c, char *msg, size_t msg_len)
 
 int an_trace_load(const char *run_dir, an_trace *t, char *msg, size_t msg_len)
 {
-    if (!t) return an_fail(msg, msg_len, AN_EINVAL, "an_trace_load: trace is NULL");
+    if (!t) return ut_fail(msg, msg_len, AN_EINVAL, "an_trace_load: trace is NULL");
     t->steps = NULL;
     t->n = 0;
     if (!run_dir || !*run_dir)
-        return an_fail(msg, msg_len, AN_EINVAL, "an_trace_load: empty run directory");
+        return ut_fail(msg, msg_len, AN_EINVAL, "an_trace_load: empty run directory");
     load_ctx c;
     memset(&c, 0, sizeof c);
     if (snprintf(c.trace_path, sizeof c.trace_path, "%s/%s", run_dir, REC_TRACE_CSV) >=
             (int)sizeof c.trace_path ||
         snprintf(c.hist_path, sizeof c.hist_path, "%s/%s", run_dir, REC_TRACE_HIST_CSV) >=
             (int)sizeof c.hist_path)
-        return an_fail(msg, msg_len, AN_EINVAL, "an_trace_load: directory name too long");
+        return ut_fail(msg, msg_len, AN_EINVAL, "an_trace_load: directory name too long");
 
     int status = load_rows(&c, msg, msg_len);
     if (status == AN_OK && c.n == 0)
-        status = an_fail(msg, msg_len, AN_EINVAL, "%s has no steps", c.trace_path);
+        status = ut_fail(msg, msg_len, AN_EINVAL, "%s has no steps", c.trace_path);
     an_trace_step *steps = NULL;
     if (status == AN_OK && !(steps = calloc(c.n, sizeof *steps)))
-        status = an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", c.trace_path);
+        status = ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", c.trace_path);
     for (size_t i = 0; status == AN_OK && i < c.n; i++) {
         const rec_trace_row *r = &c.rows[i];
         const double s = r->loss_scale;
         if (!(s > 0) || !isfinite(s)) {
-            status = an_fail(msg, msg_len, AN_EFORMAT,
+            status = ut_fail(msg, msg_len, AN_EFORMAT,
                              "%s: step %" PRId64 ": loss_scale %g cannot be divided out",
                              c.trace_path, r->step, s);
             break;
@@ -235,17 +235,17 @@ int an_replay(const an_trace *t, const ak_scaler_config *cfg, fpe_format_id targ
               an_replay_result *res, double *scales, uint8_t *skipped, char *msg, size_t msg_len)
 {
     if (!t || !t->steps || t->n == 0)
-        return an_fail(msg, msg_len, AN_EINVAL, "an_replay: the trace is NULL or empty");
-    if (!res) return an_fail(msg, msg_len, AN_EINVAL, "an_replay: result is NULL");
+        return ut_fail(msg, msg_len, AN_EINVAL, "an_replay: the trace is NULL or empty");
+    if (!res) return ut_fail(msg, msg_len, AN_EINVAL, "an_replay: result is NULL");
     if ((unsigned)target > (unsigned)FPE_FMT_F32)
-        return an_fail(msg, msg_len, AN_EINVAL,
+        return ut_fail(msg, msg_len, AN_EINVAL,
                        "an_replay: target format %d is not fp16, bf16 or fp32", (int)target);
     char why[256];
     if (!cfg || ak_scaler_validate(cfg, why, sizeof why) != 0)
-        return an_fail(msg, msg_len, AN_EINVAL, "an_replay: %s", cfg ? why : "the policy is NULL");
+        return ut_fail(msg, msg_len, AN_EINVAL, "an_replay: %s", cfg ? why : "the policy is NULL");
     ak_scaler_state st;
     if (ak_scaler_init(cfg, &st) != 0)
-        return an_fail(msg, msg_len, AN_EINVAL, "an_replay: ak_scaler_init refused the policy");
+        return ut_fail(msg, msg_len, AN_EINVAL, "an_replay: ak_scaler_init refused the policy");
 
     memset(res, 0, sizeof *res);
     double underflow_sum = 0, log2_below_sum = 0;

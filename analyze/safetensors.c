@@ -139,27 +139,27 @@ int st_write(const char *path, const st_tensor *tensors, size_t n, const st_pair
              size_t n_metadata, char *msg, size_t msg_len)
 {
     if (!path || (!tensors && n > 0) || (!metadata && n_metadata > 0))
-        return an_fail(msg, msg_len, AN_EINVAL, "st_write: path, tensors or metadata is NULL");
+        return ut_fail(msg, msg_len, AN_EINVAL, "st_write: path, tensors or metadata is NULL");
     int status = AN_OK;
     json_t *root = json_object(), *meta = n_metadata ? json_object() : NULL;
     size_t *order = malloc((n ? n : 1) * sizeof *order);
     uint64_t *begin = malloc((n ? n : 1) * sizeof *begin);
     char *header = NULL;
     if (!root || (n_metadata && !meta) || !order || !begin) {
-        status = an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+        status = ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
         goto done;
     }
     for (size_t i = 0; i < n_metadata && status == AN_OK; i++) {
         const st_pair *p = &metadata[i];
         json_t *v;
         if (!p->key || !p->value)
-            status = an_fail(msg, msg_len, AN_EINVAL, "%s: metadata %zu has a NULL key or value",
+            status = ut_fail(msg, msg_len, AN_EINVAL, "%s: metadata %zu has a NULL key or value",
                              path, i);
         else if (json_object_get(meta, p->key))
             status =
-                an_fail(msg, msg_len, AN_EINVAL, "%s: metadata key '%s' given twice", path, p->key);
+                ut_fail(msg, msg_len, AN_EINVAL, "%s: metadata key '%s' given twice", path, p->key);
         else if (!(v = json_string(p->value)) || json_object_set_new(meta, p->key, v) != 0)
-            status = an_fail(msg, msg_len, AN_EINVAL, "%s: metadata '%s' is not valid UTF-8", path,
+            status = ut_fail(msg, msg_len, AN_EINVAL, "%s: metadata '%s' is not valid UTF-8", path,
                              p->key); /* json_object_set_new freed v */
     }
     if (status == AN_OK && meta) {
@@ -172,25 +172,25 @@ int st_write(const char *path, const st_tensor *tensors, size_t n, const st_pair
         const st_tensor *t = &tensors[i];
         uint64_t bytes;
         if (!t->name)
-            status = an_fail(msg, msg_len, AN_EINVAL, "%s: tensor %zu has no name", path, i);
+            status = ut_fail(msg, msg_len, AN_EINVAL, "%s: tensor %zu has no name", path, i);
         else if (strcmp(t->name, "__metadata__") == 0)
             status =
-                an_fail(msg, msg_len, AN_EINVAL, "%s: '__metadata__' is not a tensor name", path);
+                ut_fail(msg, msg_len, AN_EINVAL, "%s: '__metadata__' is not a tensor name", path);
         else if (!st_dtype_name(t->dtype))
-            status = an_fail(msg, msg_len, AN_EINVAL, "%s: tensor '%s': invalid dtype %d", path,
+            status = ut_fail(msg, msg_len, AN_EINVAL, "%s: tensor '%s': invalid dtype %d", path,
                              t->name, (int)t->dtype);
         else if (t->ndim > 0 && !t->shape)
             status =
-                an_fail(msg, msg_len, AN_EINVAL, "%s: tensor '%s': shape is NULL", path, t->name);
+                ut_fail(msg, msg_len, AN_EINVAL, "%s: tensor '%s': shape is NULL", path, t->name);
         else if (!dims_fit_json(t->shape, t->ndim) ||
                  !tensor_bytes(t->shape, t->ndim, t->dtype, &bytes) || bytes > INT64_MAX)
             status =
-                an_fail(msg, msg_len, AN_EINVAL, "%s: tensor '%s': size overflows", path, t->name);
+                ut_fail(msg, msg_len, AN_EINVAL, "%s: tensor '%s': size overflows", path, t->name);
         else if (bytes > 0 && !t->data)
             status =
-                an_fail(msg, msg_len, AN_EINVAL, "%s: tensor '%s': data is NULL", path, t->name);
+                ut_fail(msg, msg_len, AN_EINVAL, "%s: tensor '%s': data is NULL", path, t->name);
         else if (bytes_total > INT64_MAX - bytes)
-            status = an_fail(msg, msg_len, AN_EINVAL, "%s: tensors too large", path);
+            status = ut_fail(msg, msg_len, AN_EINVAL, "%s: tensors too large", path);
         else
             bytes_total += bytes;
     }
@@ -222,20 +222,20 @@ int st_write(const char *path, const st_tensor *tensors, size_t n, const st_pair
         }
         if (!ok) {
             json_decref(entry);
-            status = an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+            status = ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
         } else if (json_object_get(root, t->name)) {
             json_decref(entry);
             status =
-                an_fail(msg, msg_len, AN_EINVAL, "%s: tensor name '%s' given twice", path, t->name);
+                ut_fail(msg, msg_len, AN_EINVAL, "%s: tensor name '%s' given twice", path, t->name);
         } else if (json_object_set_new(root, t->name, entry) != 0) {
-            status = an_fail(msg, msg_len, AN_EINVAL, "%s: tensor name '%s' is not valid UTF-8",
+            status = ut_fail(msg, msg_len, AN_EINVAL, "%s: tensor name '%s' is not valid UTF-8",
                              path, t->name);
         }
     }
     if (status != AN_OK) goto done;
     header = json_dumps(root, JSON_COMPACT);
     if (!header) {
-        status = an_fail(msg, msg_len, AN_ENOMEM, "%s: json_dumps failed", path);
+        status = ut_fail(msg, msg_len, AN_ENOMEM, "%s: json_dumps failed", path);
         goto done;
     }
     const size_t len = strlen(header), padded = (len + 7) / 8 * 8;
@@ -294,50 +294,50 @@ static int read_file(const char *path, unsigned char **bytes, size_t *size, uint
                      char *msg, size_t msg_len)
 {
     FILE *in = fopen(path, "rb");
-    if (!in) return an_fail(msg, msg_len, AN_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (!in) return ut_fail(msg, msg_len, AN_EIO, "%s: cannot open: %s", path, strerror(errno));
     int status = AN_OK;
     struct stat st;
     unsigned char len8[8];
     if (fstat(fileno(in), &st) != 0 || !S_ISREG(st.st_mode)) {
-        status = an_fail(msg, msg_len, AN_EIO, "%s: not a regular file", path);
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: not a regular file", path);
         goto done;
     }
     *size = (size_t)st.st_size;
     if (*size < 8) {
-        status = an_fail(msg, msg_len, AN_EFORMAT,
+        status = ut_fail(msg, msg_len, AN_EFORMAT,
                          "%s: %zu bytes is too short: a safetensors file starts with an 8-byte "
                          "header length",
                          path, *size);
         goto done;
     }
     if (fread(len8, 1, 8, in) != 8) {
-        status = an_fail(msg, msg_len, AN_EIO, "%s: read: %s", path, strerror(errno));
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: read: %s", path, strerror(errno));
         goto done;
     }
     *header_len = 0;
     for (int b = 7; b >= 0; b--)
         *header_len = *header_len << 8 | len8[b];
     if (*header_len > *size - 8) {
-        status = an_fail(msg, msg_len, AN_EFORMAT,
+        status = ut_fail(msg, msg_len, AN_EFORMAT,
                          "%s: header length %" PRIu64 " exceeds the %zu bytes that follow it", path,
                          *header_len, *size - 8);
         goto done;
     }
     if (*header_len > ST_HEADER_MAX) {
-        status = an_fail(msg, msg_len, AN_EFORMAT,
+        status = ut_fail(msg, msg_len, AN_EFORMAT,
                          "%s: header length %" PRIu64 " exceeds the limit of %u bytes", path,
                          *header_len, ST_HEADER_MAX);
         goto done;
     }
     *bytes = malloc(*size);
     if (!*bytes) {
-        status = an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory for %zu bytes", path, *size);
+        status = ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory for %zu bytes", path, *size);
         goto done;
     }
     memcpy(*bytes, len8, 8);
     const size_t got = fread(*bytes + 8, 1, *size - 8, in);
     if (got != *size - 8) {
-        status = an_fail(msg, msg_len, AN_EIO, "%s: read %zu of %zu bytes: %s", path, got + 8,
+        status = ut_fail(msg, msg_len, AN_EIO, "%s: read %zu of %zu bytes: %s", path, got + 8,
                          *size, ferror(in) ? strerror(errno) : "the file shrank");
         free(*bytes);
         *bytes = NULL;
@@ -374,62 +374,62 @@ static int read_entry(const st_file *f, const char *name, json_t *e, st_tensor *
 {
     const char *path = f->path;
     if (!json_is_object(e))
-        return an_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s': not an object", path, name);
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s': not an object", path, name);
     const char *key;
     json_t *v;
     json_object_foreach(e, key, v)
     {
         if (strcmp(key, "dtype") != 0 && strcmp(key, "shape") != 0 &&
             strcmp(key, "data_offsets") != 0)
-            return an_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s': unexpected field \"%s\"",
+            return ut_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s': unexpected field \"%s\"",
                            path, name, key);
     }
     json_t *dtype = json_object_get(e, "dtype"), *shape = json_object_get(e, "shape"),
            *offsets = json_object_get(e, "data_offsets");
     if (!dtype || !shape || !offsets)
-        return an_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s': missing \"%s\"", path, name,
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s': missing \"%s\"", path, name,
                        !dtype   ? "dtype"
                        : !shape ? "shape"
                                 : "data_offsets");
     if (!json_is_string(dtype) || st_dtype_parse(json_string_value(dtype), &t->dtype) != AN_OK)
-        return an_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s': unknown dtype %s%s%s", path,
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s': unknown dtype %s%s%s", path,
                        name, json_is_string(dtype) ? "'" : "(not a string)",
                        json_is_string(dtype) ? json_string_value(dtype) : "",
                        json_is_string(dtype) ? "'" : "");
     if (!json_is_array(shape))
-        return an_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s': shape is not an array", path,
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s': shape is not an array", path,
                        name);
     t->ndim = json_array_size(shape);
     for (size_t d = 0; d < t->ndim; d++)
         if (!get_uint(json_array_get(shape, d), &dims[d]))
-            return an_fail(msg, msg_len, AN_EFORMAT,
+            return ut_fail(msg, msg_len, AN_EFORMAT,
                            "%s: tensor '%s': shape[%zu] is not a non-negative integer", path, name,
                            d);
     t->shape = dims;
     if (!json_is_array(offsets) || json_array_size(offsets) != 2 ||
         !get_uint(json_array_get(offsets, 0), &sp->begin) ||
         !get_uint(json_array_get(offsets, 1), &sp->end))
-        return an_fail(msg, msg_len, AN_EFORMAT,
+        return ut_fail(msg, msg_len, AN_EFORMAT,
                        "%s: tensor '%s': data_offsets is not two non-negative integers", path,
                        name);
     char text[256];
     uint64_t bytes;
     if (!tensor_bytes(dims, t->ndim, t->dtype, &bytes))
-        return an_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s': shape %s of %s overflows", path,
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s': shape %s of %s overflows", path,
                        name, shape_text(dims, t->ndim, text, sizeof text), st_dtype_name(t->dtype));
     if (sp->end < sp->begin)
-        return an_fail(msg, msg_len, AN_EFORMAT,
+        return ut_fail(msg, msg_len, AN_EFORMAT,
                        "%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] end before they "
                        "begin",
                        path, name, sp->begin, sp->end);
     if (bytes != sp->end - sp->begin)
-        return an_fail(msg, msg_len, AN_EFORMAT,
+        return ut_fail(msg, msg_len, AN_EFORMAT,
                        "%s: tensor '%s': shape %s of %s takes %" PRIu64
                        " bytes, data_offsets [%" PRIu64 ", %" PRIu64 "] hold %" PRIu64,
                        path, name, shape_text(dims, t->ndim, text, sizeof text),
                        st_dtype_name(t->dtype), bytes, sp->begin, sp->end, sp->end - sp->begin);
     if (sp->end > buffer_size)
-        return an_fail(msg, msg_len, AN_EFORMAT,
+        return ut_fail(msg, msg_len, AN_EFORMAT,
                        "%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] go past the end "
                        "of the %" PRIu64 "-byte data buffer",
                        path, name, sp->begin, sp->end, buffer_size);
@@ -445,20 +445,20 @@ static int check_tiling(const st_file *f, span *sp, size_t n, uint64_t buffer_si
     uint64_t at = 0;
     for (size_t k = 0; k < n; k++) {
         if (sp[k].begin < at)
-            return an_fail(msg, msg_len, AN_EFORMAT,
+            return ut_fail(msg, msg_len, AN_EFORMAT,
                            "%s: tensors '%s' [%" PRIu64 ", %" PRIu64 "] and '%s' [%" PRIu64
                            ", %" PRIu64 "] overlap",
                            f->path, f->tensors[sp[k - 1].tensor].name, sp[k - 1].begin,
                            sp[k - 1].end, f->tensors[sp[k].tensor].name, sp[k].begin, sp[k].end);
         if (sp[k].begin > at)
-            return an_fail(msg, msg_len, AN_EFORMAT,
+            return ut_fail(msg, msg_len, AN_EFORMAT,
                            "%s: bytes [%" PRIu64 ", %" PRIu64 ") of the data buffer, before "
                            "tensor '%s', belong to no tensor",
                            f->path, at, sp[k].begin, f->tensors[sp[k].tensor].name);
         at = sp[k].end;
     }
     if (at != buffer_size)
-        return an_fail(msg, msg_len, AN_EFORMAT,
+        return ut_fail(msg, msg_len, AN_EFORMAT,
                        "%s: bytes [%" PRIu64 ", %" PRIu64 ") at the end of the data buffer belong "
                        "to no tensor",
                        f->path, at, buffer_size);
@@ -468,14 +468,14 @@ static int check_tiling(const st_file *f, span *sp, size_t n, uint64_t buffer_si
 st_file *st_open(const char *path, char *msg, size_t msg_len)
 {
     if (!path) {
-        an_fail(msg, msg_len, AN_EINVAL, "st_open: path is NULL");
+        ut_fail(msg, msg_len, AN_EINVAL, "st_open: path is NULL");
         return NULL;
     }
     st_file *f = calloc(1, sizeof *f);
     if (f) f->path = malloc(strlen(path) + 1);
     if (!f || !f->path) {
         free(f);
-        an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+        ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
         return NULL;
     }
     strcpy(f->path, path);
@@ -485,13 +485,13 @@ st_file *st_open(const char *path, char *msg, size_t msg_len)
     if (read_file(path, &f->bytes, &size, &header_len, msg, msg_len) != AN_OK) goto fail;
     const char *text = (const char *)f->bytes + 8;
     if (header_len == 0 || text[0] != '{') {
-        an_fail(msg, msg_len, AN_EFORMAT, "%s: the header does not start with '{'", path);
+        ut_fail(msg, msg_len, AN_EFORMAT, "%s: the header does not start with '{'", path);
         goto fail;
     }
     json_error_t err;
     f->header = json_loadb(text, (size_t)header_len, JSON_REJECT_DUPLICATES, &err);
     if (!f->header) {
-        an_fail(msg, msg_len, AN_EFORMAT, "%s: header, line %d, column %d: %s", path, err.line,
+        ut_fail(msg, msg_len, AN_EFORMAT, "%s: header, line %d, column %d: %s", path, err.line,
                 err.column, err.text);
         goto fail;
     }
@@ -512,7 +512,7 @@ st_file *st_open(const char *path, char *msg, size_t msg_len)
     f->n = entries - (meta != NULL);
     if (meta) {
         if (!json_is_object(meta)) {
-            an_fail(msg, msg_len, AN_EFORMAT, "%s: __metadata__ is not an object", path);
+            ut_fail(msg, msg_len, AN_EFORMAT, "%s: __metadata__ is not an object", path);
             goto fail;
         }
         f->n_meta = json_object_size(meta);
@@ -523,7 +523,7 @@ st_file *st_open(const char *path, char *msg, size_t msg_len)
     f->meta = calloc(f->n_meta ? f->n_meta : 1, sizeof *f->meta);
     sp = calloc(f->n ? f->n : 1, sizeof *sp);
     if (!f->tensors || !f->copies || !f->dims || !f->meta || !sp) {
-        an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+        ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
     size_t m = 0;
@@ -531,7 +531,7 @@ st_file *st_open(const char *path, char *msg, size_t msg_len)
         json_object_foreach(meta, key, v)
         {
             if (!json_is_string(v)) {
-                an_fail(msg, msg_len, AN_EFORMAT, "%s: __metadata__ '%s' is not a string", path,
+                ut_fail(msg, msg_len, AN_EFORMAT, "%s: __metadata__ '%s' is not a string", path,
                         key);
                 goto fail;
             }
@@ -561,7 +561,7 @@ st_file *st_open(const char *path, char *msg, size_t msg_len)
         if ((uintptr_t)data % st_dtype_size(t->dtype) != 0) {
             void *copy = malloc(bytes);
             if (!copy) {
-                an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+                ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
                 goto fail;
             }
             memcpy(copy, data, bytes);
@@ -607,19 +607,19 @@ int st_expect(const st_file *f, const char *name, st_dtype dtype, size_t ndim,
               const uint64_t *shape, const st_tensor **t, char *msg, size_t msg_len)
 {
     if (!f || !name || !t || (ndim > 0 && !shape))
-        return an_fail(msg, msg_len, AN_EINVAL, "st_expect: NULL argument");
+        return ut_fail(msg, msg_len, AN_EINVAL, "st_expect: NULL argument");
     *t = st_find(f, name);
-    if (!*t) return an_fail(msg, msg_len, AN_EFORMAT, "%s: no tensor '%s'", f->path, name);
+    if (!*t) return ut_fail(msg, msg_len, AN_EFORMAT, "%s: no tensor '%s'", f->path, name);
     char got[256], want[256];
     if ((*t)->dtype != dtype)
-        return an_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s' is %s, expected %s", f->path,
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s' is %s, expected %s", f->path,
                        name, st_dtype_name((*t)->dtype),
                        st_dtype_name(dtype) ? st_dtype_name(dtype) : "?");
     bool same = (*t)->ndim == ndim;
     for (size_t i = 0; same && i < ndim; i++)
         same = (*t)->shape[i] == shape[i];
     if (!same)
-        return an_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s' has shape %s, expected %s",
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s: tensor '%s' has shape %s, expected %s",
                        f->path, name, shape_text((*t)->shape, (*t)->ndim, got, sizeof got),
                        shape_text(shape, ndim, want, sizeof want));
     return AN_OK;

@@ -1,5 +1,5 @@
 /* checkpoint.c: model weights and run state in safetensors files (checkpoint.h). */
-#include "atomic_file.h" /* an_fail */
+#include "atomic_file.h" /* ut_fail */
 #include "checkpoint.h"
 
 #include <inttypes.h>
@@ -95,10 +95,10 @@ static int get_i(const st_file *f, const char *path, const char *key, int64_t *v
 {
     const char *s = st_metadata_get(f, key);
     char *end;
-    if (!s || !*s) return an_fail(msg, len, -1, "%s: metadata '%s' is missing", path, key);
+    if (!s || !*s) return ut_fail(msg, len, -1, "%s: metadata '%s' is missing", path, key);
     long long x = strtoll(s, &end, 10);
     if (*end)
-        return an_fail(msg, len, -1, "%s: metadata '%s' is not an integer: '%s'", path, key, s);
+        return ut_fail(msg, len, -1, "%s: metadata '%s' is not an integer: '%s'", path, key, s);
     *v = x;
     return 0;
 }
@@ -108,9 +108,9 @@ static int get_d(const st_file *f, const char *path, const char *key, double *v,
 {
     const char *s = st_metadata_get(f, key);
     char *end;
-    if (!s || !*s) return an_fail(msg, len, -1, "%s: metadata '%s' is missing", path, key);
+    if (!s || !*s) return ut_fail(msg, len, -1, "%s: metadata '%s' is missing", path, key);
     *v = strtod(s, &end);
-    if (*end) return an_fail(msg, len, -1, "%s: metadata '%s' is not a number: '%s'", path, key, s);
+    if (*end) return ut_fail(msg, len, -1, "%s: metadata '%s' is not a number: '%s'", path, key, s);
     return 0;
 }
 
@@ -124,9 +124,9 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
         const size_t bytes = e[i].t.n * ak_dtype_size(e[i].t.dtype);
         e[i].host = malloc(bytes ? bytes : 1);
         if (!e[i].host)
-            rc = an_fail(msg, msg_len, -1, "%s: out of memory", path);
+            rc = ut_fail(msg, msg_len, -1, "%s: out of memory", path);
         else if (ak_to_host(m->b, e[i].host, e[i].t.data, bytes) != 0)
-            rc = an_fail(msg, msg_len, -1, "%s: reading %s: %s", path, e[i].name, ak_error(m->b));
+            rc = ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, e[i].name, ak_error(m->b));
         t[i].name = e[i].name;
         t[i].dtype = e[i].dtype;
         t[i].ndim = e[i].ndim;
@@ -164,7 +164,7 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
     }
     char why[512];
     if (!rc && st_write(path, t, n, md.pairs, md.n, why, sizeof why) != 0)
-        rc = an_fail(msg, msg_len, -1, "%s", why);
+        rc = ut_fail(msg, msg_len, -1, "%s", why);
     for (size_t i = 0; i < n; i++)
         free(e[i].host);
     return rc;
@@ -174,24 +174,24 @@ int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_l
 {
     char why[512];
     st_file *f = st_open(path, why, sizeof why);
-    if (!f) return an_fail(msg, msg_len, -1, "%s", why);
+    if (!f) return ut_fail(msg, msg_len, -1, "%s", why);
     entry e[CKPT_MAX_ENTRIES];
     const size_t n = entries_of(m, e);
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         const st_tensor *t;
         if (st_expect(f, e[i].name, e[i].dtype, e[i].ndim, e[i].shape, &t, why, sizeof why) != 0)
-            rc = an_fail(msg, msg_len, -1,
+            rc = ut_fail(msg, msg_len, -1,
                          "%s (was it written by the same --net, --mode and --dtype?)", why);
         else if (ak_to_device(m->b, e[i].t.data, t->data, st_tensor_bytes(t)) != 0)
-            rc = an_fail(msg, msg_len, -1, "%s: %s", path, ak_error(m->b));
+            rc = ut_fail(msg, msg_len, -1, "%s: %s", path, ak_error(m->b));
     }
     memset(s, 0, sizeof *s);
     int64_t v, format = 0;
     double d;
     if (!rc) rc = get_i(f, path, "format", &format, msg, msg_len);
     if (!rc && format != 1)
-        rc = an_fail(msg, msg_len, -1, "%s: checkpoint format %lld, expected 1", path,
+        rc = ut_fail(msg, msg_len, -1, "%s: checkpoint format %lld, expected 1", path,
                      (long long)format);
 #define GET_I(key, field)                                                                          \
     if (!rc && (rc = get_i(f, path, key, &v, msg, msg_len)) == 0) field = v
@@ -222,7 +222,7 @@ int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_l
 #undef GET_I
 #undef GET_D
     if (!rc && (s->step < 0 || s->epoch < 0 || s->batch < 0))
-        rc = an_fail(msg, msg_len, -1, "%s: negative step, epoch or batch in the metadata", path);
+        rc = ut_fail(msg, msg_len, -1, "%s: negative step, epoch or batch in the metadata", path);
     st_close(f);
     return rc;
 }
@@ -231,7 +231,7 @@ int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len)
 {
     char why[512];
     st_file *f = st_open(path, why, sizeof why);
-    if (!f) return an_fail(msg, msg_len, -1, "%s", why);
+    if (!f) return ut_fail(msg, msg_len, -1, "%s", why);
     int rc = 0;
     for (int i = 0; i < m->n_params && !rc; i++) {
         model_param *p = &m->params[i];
@@ -239,19 +239,19 @@ int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len)
         const size_t ndim = param_shape(m, p, shape);
         const st_tensor *t = st_find(f, p->name);
         if (!t) {
-            rc = an_fail(msg, msg_len, -1, "%s: no tensor '%s' (%s needs every parameter)", path,
+            rc = ut_fail(msg, msg_len, -1, "%s: no tensor '%s' (%s needs every parameter)", path,
                          p->name, m->net.name);
             break;
         }
         ak_dtype dt;
         if (st_dtype_to_ak(t->dtype, &dt) != 0) {
-            rc = an_fail(msg, msg_len, -1, "%s: tensor '%s' is %s; expected F32, F16 or BF16", path,
+            rc = ut_fail(msg, msg_len, -1, "%s: tensor '%s' is %s; expected F32, F16 or BF16", path,
                          p->name, st_dtype_name(t->dtype));
             break;
         }
         const st_tensor *checked;
         if (st_expect(f, p->name, t->dtype, ndim, shape, &checked, why, sizeof why) != 0) {
-            rc = an_fail(msg, msg_len, -1, "%s", why);
+            rc = ut_fail(msg, msg_len, -1, "%s", why);
             break;
         }
         /* widen to fp32 exactly on the backend, then write every copy */
@@ -264,7 +264,7 @@ int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len)
         if (!k && host) k = ak_to_host(m->b, host, stage32.data, p->n * sizeof *host);
         if (!k && host) k = model_set_param(m, p, host);
         if (k || !host)
-            rc = an_fail(msg, msg_len, -1, "%s: loading '%s': %s", path, p->name,
+            rc = ut_fail(msg, msg_len, -1, "%s: loading '%s': %s", path, p->name,
                          host ? ak_error(m->b) : "out of memory");
         ak_free(m->b, stage_in.data);
         ak_free(m->b, stage32.data);
@@ -285,9 +285,9 @@ int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len)
         const size_t bytes = p->n * ak_dtype_size(p->grad.dtype);
         host[i] = malloc(bytes);
         if (!host[i])
-            rc = an_fail(msg, msg_len, -1, "%s: out of memory", path);
+            rc = ut_fail(msg, msg_len, -1, "%s: out of memory", path);
         else if (ak_to_host(m->b, host[i], p->grad.data, bytes) != 0)
-            rc = an_fail(msg, msg_len, -1, "%s: reading %s: %s", path, p->name, ak_error(m->b));
+            rc = ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, p->name, ak_error(m->b));
         t[i].name = p->name;
         st_dtype_from_ak(p->grad.dtype, &t[i].dtype);
         t[i].ndim = param_shape(m, p, shapes[i]);
@@ -296,7 +296,7 @@ int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len)
     }
     char why[512];
     if (!rc && st_write(path, t, (size_t)m->n_params, NULL, 0, why, sizeof why) != 0)
-        rc = an_fail(msg, msg_len, -1, "%s", why);
+        rc = ut_fail(msg, msg_len, -1, "%s", why);
     for (int i = 0; i < m->n_params; i++)
         free(host[i]);
     return rc;

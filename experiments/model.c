@@ -1,5 +1,5 @@
 /* model.c: a network on a backend, forward and backward (model.h). */
-#include "atomic_file.h" /* an_fail */
+#include "atomic_file.h" /* ut_fail */
 #include "model.h"
 #include "record.h" /* rec_kind */
 
@@ -12,7 +12,7 @@
 static int alloc_t(model *m, size_t n, ak_dtype dt, ak_tensor *t, char *msg, size_t len)
 {
     int rc = ak_alloc_tensor(m->b, n, dt, t);
-    if (rc) return an_fail(msg, len, rc, "%s", ak_error(m->b));
+    if (rc) return ut_fail(msg, len, rc, "%s", ak_error(m->b));
     return 0;
 }
 
@@ -44,9 +44,9 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
                  model **out, char *msg, size_t msg_len)
 {
     *out = NULL;
-    if (batch == 0) return an_fail(msg, msg_len, AK_EINVAL, "batch size 0");
+    if (batch == 0) return ut_fail(msg, msg_len, AK_EINVAL, "batch size 0");
     model *m = calloc(1, sizeof *m);
-    if (!m) return an_fail(msg, msg_len, AK_ENOMEM, "out of memory");
+    if (!m) return ut_fail(msg, msg_len, AK_ENOMEM, "out of memory");
     m->b = b;
     m->net = *net;
     m->plan = *plan;
@@ -57,11 +57,11 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
     if (!rc && net->loss == NET_XENT) {
         rc = ak_alloc(b, batch * sizeof(int32_t), (void **)&m->labels);
         if (!rc) rc = ak_zero(b, m->labels, batch * sizeof(int32_t));
-        if (rc) rc = an_fail(msg, msg_len, rc, "%s", ak_error(b));
+        if (rc) rc = ut_fail(msg, msg_len, rc, "%s", ak_error(b));
     }
     if (!rc) rc = ak_alloc(b, sizeof(float), (void **)&m->loss);
     if (!rc) rc = ak_alloc(b, sizeof(int32_t), (void **)&m->correct);
-    if (rc) an_fail(msg, msg_len, rc, "%s", ak_error(b));
+    if (rc) ut_fail(msg, msg_len, rc, "%s", ak_error(b));
     size_t max_in = 0;
     for (int i = 0; i < net->n_layers && !rc; i++) {
         const net_layer *l = &net->layers[i];

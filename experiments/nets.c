@@ -1,5 +1,5 @@
 /* nets.c: the reference networks and the precision plan (nets.h). */
-#include "atomic_file.h" /* an_fail */
+#include "atomic_file.h" /* ut_fail */
 #include "nets.h"
 
 #include <stdio.h>
@@ -69,15 +69,15 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
     memset(net, 0, sizeof *net);
     const size_t width = size && size->width ? size->width : 0;
     const int depth = size && size->depth ? size->depth : 0;
-    if (!name) return an_fail(msg, msg_len, -1, "no net given (expected %s)", net_names());
+    if (!name) return ut_fail(msg, msg_len, -1, "no net given (expected %s)", net_names());
     snprintf(net->name, sizeof net->name, "%s", name);
     if (strcmp(name, "simplenet") == 0) {
         const size_t w = width ? width : 4096;
         const int d = depth ? depth : 3;
         if (w > ((size_t)1 << 16))
-            return an_fail(msg, msg_len, -1, "--width %zu is too large (at most 65536)", w);
+            return ut_fail(msg, msg_len, -1, "--width %zu is too large (at most 65536)", w);
         if (d < 1 || d > 16)
-            return an_fail(msg, msg_len, -1, "--depth %d is out of range (1 to 16)", d);
+            return ut_fail(msg, msg_len, -1, "--depth %d is out of range (1 to 16)", d);
         net->in_c = w;
         net->in_h = net->in_w = 1;
         net->loss = NET_MSE;
@@ -89,7 +89,7 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
         }
     } else if (strcmp(name, "lenet5") == 0 || strcmp(name, "mlp") == 0) {
         if (width || depth)
-            return an_fail(msg, msg_len, -1, "--width and --depth apply to simplenet only, not %s",
+            return ut_fail(msg, msg_len, -1, "--width and --depth apply to simplenet only, not %s",
                            name);
         net->loss = NET_XENT;
         if (name[0] == 'l') {
@@ -116,7 +116,7 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
             linear(net, "fc3", 10);
         }
     } else {
-        return an_fail(msg, msg_len, -1, "unknown net '%s' (expected %s)", name, net_names());
+        return ut_fail(msg, msg_len, -1, "unknown net '%s' (expected %s)", name, net_names());
     }
     net->outputs = net_out_features(&net->layers[net->n_layers - 1]);
     return 0;
@@ -176,7 +176,7 @@ int prec_edit_list(prec_options *o, const char *list, bool white, char *msg, siz
         for (int i = 0; i < 4; i++)
             if (strlen(op_names[i]) == len && strncmp(p, op_names[i], len) == 0) op = i;
         if (op < 0)
-            return an_fail(msg, msg_len, -1,
+            return ut_fail(msg, msg_len, -1,
                            "unknown op '%.*s' in --%s-list (expected linear, conv, relu, maxpool)",
                            (int)len, p, white ? "white" : "black");
         o->white[op] = white;
@@ -195,23 +195,23 @@ int prec_pin_layers(prec_options *o, const net_def *net, const char *spec, char 
         const size_t len = end ? (size_t)(end - p) : strlen(p);
         const char *eq = memchr(p, '=', len);
         if (!eq)
-            return an_fail(msg, msg_len, -1, "--layer-precision wants NAME=fp32, got '%.*s'",
+            return ut_fail(msg, msg_len, -1, "--layer-precision wants NAME=fp32, got '%.*s'",
                            (int)len, p);
         char name[NET_NAME_LEN + 1];
         const size_t nlen = (size_t)(eq - p);
         if (nlen == 0 || nlen > NET_NAME_LEN)
-            return an_fail(msg, msg_len, -1, "--layer-precision: bad layer name in '%.*s'",
+            return ut_fail(msg, msg_len, -1, "--layer-precision: bad layer name in '%.*s'",
                            (int)len, p);
         memcpy(name, p, nlen);
         name[nlen] = '\0';
         const int layer = net_find_layer(net, name);
         if (layer < 0)
-            return an_fail(msg, msg_len, -1, "--layer-precision: %s has no layer '%s'", net->name,
+            return ut_fail(msg, msg_len, -1, "--layer-precision: %s has no layer '%s'", net->name,
                            name);
         const size_t vlen = len - nlen - 1;
         if (!((vlen == 4 && strncmp(eq + 1, "fp32", 4) == 0) ||
               (vlen == 3 && strncmp(eq + 1, "f32", 3) == 0)))
-            return an_fail(msg, msg_len, -1,
+            return ut_fail(msg, msg_len, -1,
                            "--layer-precision %s: only fp32 can be pinned, got '%.*s'", name,
                            (int)vlen, eq + 1);
         o->pinned[layer] = true;

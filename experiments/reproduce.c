@@ -869,11 +869,11 @@ int reproduce_run(const repro_options *o, char *msg, size_t msg_len)
     s.plan = &plans[o->level];
     s.t0 = ut_seconds();
     if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST)
-        return an_fail(msg, msg_len, CLI_EINPUT, "--out %s: %s", o->out_dir, strerror(errno));
+        return ut_fail(msg, msg_len, CLI_EINPUT, "--out %s: %s", o->out_dir, strerror(errno));
     char runs[4096];
     path_of(&s, runs, sizeof runs, "runs", NULL);
     if (mkdir(runs, 0777) != 0 && errno != EEXIST)
-        return an_fail(msg, msg_len, CLI_EFAIL, "%s: %s", runs, strerror(errno));
+        return ut_fail(msg, msg_len, CLI_EFAIL, "%s: %s", runs, strerror(errno));
     if (o->progress)
         fprintf(stderr, "ampscope reproduce --%s: expect about %.0f minutes on a 2-core CPU\n",
                 s.plan->name, s.plan->est_minutes);
@@ -888,19 +888,19 @@ int reproduce_run(const repro_options *o, char *msg, size_t msg_len)
     study_scalers(&s);
     const int rc = rp_close(s.rep, msg, msg_len);
     if (s.interrupted)
-        return an_fail(msg, msg_len, CLI_EFAIL,
+        return ut_fail(msg, msg_len, CLI_EFAIL,
                        "interrupted: the report in %s is partial; run the same command again to "
                        "finish it (finished runs are reused)",
                        o->out_dir);
     progress(&s, "report: %s/index.html", o->out_dir);
     if (rc == RP_ENOGNUPLOT)
-        return an_fail(msg, msg_len, CLI_EFAIL,
+        return ut_fail(msg, msg_len, CLI_EFAIL,
                        "gnuplot is not installed, so the report has no figures (CSV files and "
                        "tables are in %s): install it with apt-get install gnuplot-nox",
                        o->out_dir);
     if (rc != RP_OK) return CLI_EFAIL;
     if (s.failures)
-        return an_fail(msg, msg_len, CLI_EFAIL, "%d part(s) of the report could not be made",
+        return ut_fail(msg, msg_len, CLI_EFAIL, "%d part(s) of the report could not be made",
                        s.failures);
     return 0;
 }

@@ -17,7 +17,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "atomic_file.h" /* an_fail */
+#include "atomic_file.h" /* ut_fail */
 #include "train.h"
 
 #include <errno.h>
@@ -84,17 +84,17 @@ int train_fault_parse(const char *spec, train_fault *faults, int *n_faults, char
                       size_t msg_len)
 {
     *n_faults = 0;
-    if (!spec || !*spec) return an_fail(msg, msg_len, -1, "--fault: empty SPEC");
+    if (!spec || !*spec) return ut_fail(msg, msg_len, -1, "--fault: empty SPEC");
     const char *p = spec;
     for (;;) {
         const char *end = strchr(p, '+');
         const size_t len = end ? (size_t)(end - p) : strlen(p);
         const char *at = memchr(p, '@', len);
         if (!at)
-            return an_fail(msg, msg_len, -1, "--fault %s: '%.*s' is not KIND@STEPS", spec, (int)len,
+            return ut_fail(msg, msg_len, -1, "--fault %s: '%.*s' is not KIND@STEPS", spec, (int)len,
                            p);
         if (*n_faults == TRAIN_MAX_FAULTS)
-            return an_fail(msg, msg_len, -1, "--fault %s: more than %d clauses", spec,
+            return ut_fail(msg, msg_len, -1, "--fault %s: more than %d clauses", spec,
                            TRAIN_MAX_FAULTS);
         train_fault *f = &faults[(*n_faults)++];
         memset(f, 0, sizeof *f);
@@ -103,7 +103,7 @@ int train_fault_parse(const char *spec, train_fault *faults, int *n_faults, char
                 memcmp(p, fault_names[k], (size_t)(at - p)) == 0)
                 f->kind = (train_fault_kind)k;
         if (f->kind == TRAIN_FAULT_NONE)
-            return an_fail(msg, msg_len, -1,
+            return ut_fail(msg, msg_len, -1,
                            "--fault %s: unknown kind '%.*s' (expected nonfinite-loss, inf-loss, "
                            "overflow-grads or zero-grads)",
                            spec, (int)(at - p), p);
@@ -121,7 +121,7 @@ int train_fault_parse(const char *spec, train_fault *faults, int *n_faults, char
                 else if (ok && (ok = fault_step(q, (size_t)(item_end - q), &lo)))
                     hi = lo;
                 if (!ok)
-                    return an_fail(msg, msg_len, -1,
+                    return ut_fail(msg, msg_len, -1,
                                    "--fault %s: '%.*s' is not a step N, a range N-M (N <= M) or "
                                    "all (at most %d per clause)",
                                    spec, (int)(item_end - q), q, TRAIN_MAX_FAULT_RANGES);
@@ -189,21 +189,21 @@ static const char *join(run *r, const char *file)
 
 static int backend_fail(run *r, char *msg, size_t len, const char *what)
 {
-    return an_fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error(r->b));
+    return ut_fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error(r->b));
 }
 
 static int make_out_dir(const char *dir, char *msg, size_t len)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return an_fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir,
+        return ut_fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir,
                        strerror(errno));
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return an_fail(msg, len, TRAIN_EINPUT, "--out %s: not a directory", dir);
+        return ut_fail(msg, len, TRAIN_EINPUT, "--out %s: not a directory", dir);
     char probe[4096];
     snprintf(probe, sizeof probe, "%s/%s", dir, REC_STEPS_CSV);
     if (access(probe, F_OK) == 0)
-        return an_fail(msg, len, TRAIN_EINPUT,
+        return ut_fail(msg, len, TRAIN_EINPUT,
                        "--out %s already holds a run (steps.csv); choose another directory", dir);
     return 0;
 }
@@ -233,12 +233,12 @@ static int load_data(run *r, char *msg, size_t len)
             rc = ds_load_fashion_mnist(o->data_dir, DS_TEST, &d, &r->test, why, sizeof why);
         }
         if (rc == DS_OK && r->train->features != r->net.in_c * r->net.in_h * r->net.in_w)
-            return an_fail(msg, len, TRAIN_EINPUT,
+            return ut_fail(msg, len, TRAIN_EINPUT,
                            "the data has %zu features per sample, %s wants %zu", r->train->features,
                            r->net.name, r->net.in_c * r->net.in_h * r->net.in_w);
     }
     if (rc != DS_OK)
-        return an_fail(
+        return ut_fail(
             msg, len, rc == DS_ENOMEM || rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT, "%s%s", why,
             rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)" : "");
     r->order = malloc(r->train->count * sizeof *r->order);
@@ -248,7 +248,7 @@ static int load_data(run *r, char *msg, size_t len)
     else
         r->labels_host = malloc(o->batch * sizeof *r->labels_host);
     if (!r->order || !r->x_host || (!r->t_host && !r->labels_host))
-        return an_fail(msg, len, TRAIN_EFAIL, "out of memory for the batch buffers");
+        return ut_fail(msg, len, TRAIN_EFAIL, "out of memory for the batch buffers");
     return 0;
 }
 
@@ -276,7 +276,7 @@ static int open_logs(run *r, const ckpt_state *at, char *msg, size_t len)
         r->eval_log = rec_log_open_table(dir, REC_EVAL, keep_eval, why, sizeof why);
     if (!r->steps_log || !r->tensors_log || !r->updates_log || !r->hist_log || !r->trace_log ||
         !r->trace_hist_log || (r->test && !r->eval_log))
-        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
 }
 
@@ -285,7 +285,7 @@ static int write_run_json(run *r, bool ended, char *msg, size_t len)
     if (ended) rec_run_set_end(r->record, (int64_t)time(NULL));
     char why[512];
     if (rec_run_write(r->record, join(r, REC_RUN_JSON), why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
 }
 
@@ -311,10 +311,10 @@ static int alloc_state(run *r, char *msg, size_t len)
     if (rc) return backend_fail(r, msg, len, "allocating the step's state");
     r->stats_host = malloc(n_stats * sizeof *r->stats_host);
     r->loss_host = malloc((size_t)r->net.n_layers * sizeof *r->loss_host);
-    if (!r->stats_host || !r->loss_host) return an_fail(msg, len, TRAIN_EFAIL, "out of memory");
+    if (!r->stats_host || !r->loss_host) return ut_fail(msg, len, TRAIN_EFAIL, "out of memory");
     ak_scaler_state host;
     if (ak_scaler_init(&r->o->scaler, &host) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "the loss-scale options are inconsistent");
+        return ut_fail(msg, len, TRAIN_EINPUT, "the loss-scale options are inconsistent");
     r->scale_used = host.scale;
     r->after = host;
     rc = ak_to_device(b, r->scaler, &host, sizeof host);
@@ -396,7 +396,7 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
         /* 1. the batch */
         if (ds_batch_next(it, r->x_host, r->labels_host, r->t_host, &rows, why, sizeof why) !=
             DS_OK)
-            return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+            return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
         rc = ak_to_device(b, m->x.data, r->x_host, rows * r->train->features * sizeof(float));
         if (!rc && r->labels_host)
             rc = ak_to_device(b, m->labels, r->labels_host, rows * sizeof(int32_t));
@@ -422,7 +422,7 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
     const bool stats = o->stats_every > 0 && step % o->stats_every == 0;
     const bool hist = o->hist_every > 0 && step % o->hist_every == 0;
     if ((stats || hist) && step_stats(r, step, stats, hist, rows) != 0)
-        return an_fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
+        return ut_fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
                        ak_error(b), rec_log_error(r->tensors_log));
     const bool trace = o->trace_every > 0 && step % o->trace_every == 0;
     if (trace && step_trace(r, rows) != 0) return backend_fail(r, msg, len, "the gradient trace");
@@ -497,7 +497,7 @@ static int train_step(run *r, ds_batcher *it, int64_t step, int64_t epoch, float
              rec_log_flush(r->tensors_log) == 0 && rec_log_flush(r->hist_log) == 0 &&
              rec_log_flush(r->trace_log) == 0 && rec_log_flush(r->trace_hist_log) == 0;
     if (!ok)
-        return an_fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s%s%s",
+        return ut_fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s%s%s",
                        rec_log_error(r->steps_log), rec_log_error(r->updates_log),
                        rec_log_error(r->tensors_log), rec_log_error(r->hist_log),
                        rec_log_error(r->trace_log), rec_log_error(r->trace_hist_log));
@@ -509,13 +509,13 @@ static int evaluate(run *r, int64_t epoch, int64_t step, double *acc_out, char *
     ds_batcher it;
     char why[512];
     if (ds_batcher_init(&it, r->test, NULL, r->o->batch, true, why, sizeof why) != DS_OK)
-        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     double loss_sum = 0;
     int64_t correct = 0, total = 0;
     for (;;) {
         size_t rows = 0;
         if (ds_batch_next(&it, r->x_host, r->labels_host, NULL, &rows, why, sizeof why) != DS_OK)
-            return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+            return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
         if (rows == 0) break;
         int rc =
             ak_to_device(r->b, r->m->x.data, r->x_host, rows * r->test->features * sizeof(float));
@@ -537,7 +537,7 @@ static int evaluate(run *r, int64_t epoch, int64_t step, double *acc_out, char *
     row.test_accuracy = (double)correct / (double)total;
     *acc_out = row.test_accuracy;
     if (rec_write_eval(r->eval_log, &row) != 0 || rec_log_flush(r->eval_log) != 0)
-        return an_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(r->eval_log));
+        return ut_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(r->eval_log));
     return 0;
 }
 
@@ -551,7 +551,7 @@ static int save_checkpoint(run *r, int64_t step, int64_t epoch, int64_t batch, c
                        r->trace_log, r->trace_hist_log, r->eval_log};
     for (size_t i = 0; i < sizeof logs / sizeof *logs; i++)
         if (logs[i] && rec_log_sync(logs[i]) != 0)
-            return an_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(logs[i]));
+            return ut_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(logs[i]));
     ckpt_state s;
     memset(&s, 0, sizeof s);
     s.step = step;
@@ -565,7 +565,7 @@ static int save_checkpoint(run *r, int64_t step, int64_t epoch, int64_t batch, c
         return backend_fail(r, msg, len, "reading the state for the checkpoint");
     char why[1024];
     if (ckpt_save(join(r, REC_CHECKPOINT), r->m, &s, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EFAIL, "%s", why);
+        return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
 }
 
@@ -690,7 +690,7 @@ static bool numerical_stop(run *r, int64_t step, char *msg, size_t len)
     const ak_scaler_state *was = &r->before, *now = &r->after;
     const bool overflow = now->overflows > was->overflows;
     if (!ak_scale_is_finite(now->scale)) {
-        an_fail(msg, len, TRAIN_DIVERGED,
+        ut_fail(msg, len, TRAIN_DIVERGED,
                 "diverged: at step %lld the loss scale %g grew past fp32's maximum (to %g): %s",
                 (long long)step, (double)was->scale, (double)now->scale,
                 unrefused_growth(o->scaler_name));
@@ -698,7 +698,7 @@ static bool numerical_stop(run *r, int64_t step, char *msg, size_t len)
     }
     if (c->kind == AK_SCALER_DYNAMIC && c->rule == AK_SCALER_RULE_DEEPSPEED && overflow &&
         was->hysteresis_left <= 1 && was->scale == c->min_scale) {
-        an_fail(msg, len, TRAIN_DIVERGED,
+        ut_fail(msg, len, TRAIN_DIVERGED,
                 "diverged: step %lld overflowed at the minimum loss scale %g; DeepSpeed raises "
                 "'Current loss scale already at minimum - cannot decrease scale anymore' here",
                 (long long)step, (double)c->min_scale);
@@ -707,19 +707,19 @@ static bool numerical_stop(run *r, int64_t step, char *msg, size_t len)
     if (o->diverge_after <= 0) return false;
     if (c->kind == AK_SCALER_DYNAMIC && now->steps_at_min >= o->diverge_after) {
         if (c->min_scale > 0)
-            an_fail(msg, len, TRAIN_DIVERGED,
+            ut_fail(msg, len, TRAIN_DIVERGED,
                     "diverged: the loss scale stayed at --min-scale %g for %lld steps in a row "
                     "(step %lld)",
                     (double)c->min_scale, (long long)now->steps_at_min, (long long)step);
         else
-            an_fail(msg, len, TRAIN_DIVERGED,
+            ut_fail(msg, len, TRAIN_DIVERGED,
                     "diverged: the loss scale fell to 0 (the policy has no floor) and stayed "
                     "there for %lld steps in a row (step %lld)",
                     (long long)now->steps_at_min, (long long)step);
         return true;
     }
     if (c->kind != AK_SCALER_DYNAMIC && now->overflows_in_a_row >= o->diverge_after) {
-        an_fail(msg, len, TRAIN_DIVERGED,
+        ut_fail(msg, len, TRAIN_DIVERGED,
                 "diverged: the gradients overflowed on %lld steps in a row %s %g (step %lld)",
                 (long long)now->overflows_in_a_row,
                 c->kind == AK_SCALER_FIXED ? "at the fixed loss scale" : "with no loss scaling:",
@@ -735,16 +735,16 @@ static int prepare(run *r, train_options *o, char *msg, size_t len)
 {
     char why[512];
     if (net_build(o->net, &o->size, &r->net, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->white_list && prec_edit_list(&o->prec, o->white_list, true, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->black_list && prec_edit_list(&o->prec, o->black_list, false, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->pin_spec && prec_pin_layers(&o->prec, &r->net, o->pin_spec, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     prec_plan_make(&o->prec, &r->net, &r->plan);
     if (ak_scaler_validate(&o->scaler, why, sizeof why) != 0)
-        return an_fail(msg, len, TRAIN_EINPUT, "%s", why);
+        return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     if (o->batch == 0) o->batch = r->net.loss == NET_MSE ? 512 : r->net.in_h == 32 ? 32 : 64;
     if (o->opt.lr < 0) o->opt.lr = r->net.loss == NET_MSE ? 1e-4f : 0.01f;
     if ((int)o->stats_dtype < 0) o->stats_dtype = o->prec.low;
@@ -762,25 +762,25 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     if (rc) return rc;
     char notice[512];
     r.b = ak_open(o.backend, notice, sizeof notice);
-    if (!r.b) return an_fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
+    if (!r.b) return ut_fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
     if (notice[0]) fprintf(stderr, "ampscope train: %s\n", notice);
     r.opt = o.opt;
     char why[512];
     rc = load_data(&r, msg, msg_len);
     /* checked before anything is written to the run directory */
     if (!rc && r.train->count / o.batch / (size_t)o.accumulate == 0)
-        rc = an_fail(msg, msg_len, TRAIN_EINPUT,
+        rc = ut_fail(msg, msg_len, TRAIN_EINPUT,
                      "--batch %zu x --accumulate %lld is larger than the %zu training samples",
                      o.batch, (long long)o.accumulate, r.train->count);
     if (!rc && model_create(r.b, &r.net, &r.plan, o.batch, &r.m, why, sizeof why) != 0)
-        rc = an_fail(msg, msg_len, TRAIN_EFAIL, "building %s: %s", r.net.name, why);
+        rc = ut_fail(msg, msg_len, TRAIN_EFAIL, "building %s: %s", r.net.name, why);
     if (!rc && model_alloc_optimizer(r.m, o.opt.kind != AK_OPT_SGD,
                                      o.opt.kind == AK_OPT_ADAM || o.opt.kind == AK_OPT_ADAMW) != 0)
         rc = backend_fail(&r, msg, msg_len, "optimizer state");
     if (!rc && model_init_weights(r.m, o.seed) != 0)
         rc = backend_fail(&r, msg, msg_len, "initial weights");
     if (!rc && o.init_path && ckpt_load_weights(o.init_path, r.m, why, sizeof why) != 0)
-        rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--init: %s", why);
+        rc = ut_fail(msg, msg_len, TRAIN_EINPUT, "--init: %s", why);
     if (!rc) rc = alloc_state(&r, msg, msg_len);
     /* a resumed run: the weights, optimizer and scaler state and the data
      * position of its last checkpoint */
@@ -789,12 +789,12 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     /* what writers killed in the middle of a write left (af_begin's names) */
     if (!rc && (af_remove_stale(join(&r, REC_CHECKPOINT), why, sizeof why) < 0 ||
                 af_remove_stale(join(&r, REC_RUN_JSON), why, sizeof why) < 0))
-        rc = an_fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
+        rc = ut_fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
     /* a run killed before its first checkpoint starts again from step 0 */
     const bool from_checkpoint = o.resume && access(join(&r, REC_CHECKPOINT), F_OK) == 0;
     if (!rc && from_checkpoint) {
         if (ckpt_load(join(&r, REC_CHECKPOINT), r.m, &at, why, sizeof why) != 0)
-            rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
+            rc = ut_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
         else if (ak_to_device(r.b, r.opt_state, &at.opt, sizeof at.opt) != 0 ||
                  ak_to_device(r.b, r.scaler, &at.scaler, sizeof at.scaler) != 0)
             rc = backend_fail(&r, msg, msg_len, "restoring the state");
@@ -805,12 +805,12 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     }
     if (!rc && o.resume) {
         r.record = rec_run_read(join(&r, REC_RUN_JSON), why, sizeof why);
-        if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
+        if (!r.record) rc = ut_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
     }
     if (!rc && !o.resume) {
         r.record =
             rec_run_new(o.version, o.git_revision, ak_backend_name(r.b), ak_device_name(r.b));
-        if (!r.record) rc = an_fail(msg, msg_len, TRAIN_EFAIL, "out of memory");
+        if (!r.record) rc = ut_fail(msg, msg_len, TRAIN_EFAIL, "out of memory");
     }
     if (!rc && !o.resume) {
         rec_run_set_start(r.record, (int64_t)time(NULL));
@@ -850,7 +850,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
         if (ds_shuffle(r.train->count, o.seed, (uint64_t)epoch, r.order, why, sizeof why) !=
                 DS_OK ||
             ds_batcher_init(&it, r.train, r.order, o.batch, false, why, sizeof why) != DS_OK) {
-            rc = an_fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
+            rc = ut_fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
             break;
         }
         it.next = (size_t)(batch * o.accumulate);
@@ -863,7 +863,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
                 show_progress(&r, step - first_step, total - first_step, epoch, loss, started);
             (void)at_min; /* numerical_stop reads the scaler state itself */
             if (o.prec.mode == PREC_O0 && !(loss - loss == 0.0f))
-                rc = an_fail(msg, msg_len, TRAIN_DIVERGED,
+                rc = ut_fail(msg, msg_len, TRAIN_DIVERGED,
                              "diverged: the loss is %g at step %lld in O0 (try a smaller --lr)",
                              (double)loss, (long long)step - 1);
             else if (numerical_stop(&r, step - 1, msg, msg_len))
@@ -887,9 +887,9 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     /* why a run stopped on its own, in the record */
     if (rc == TRAIN_DIVERGED) rec_run_set_string(r.record, "end_reason", msg);
     const int end_rc = write_run_json(&r, true, end_msg, sizeof end_msg);
-    if (!rc && end_rc) rc = an_fail(msg, msg_len, end_rc, "%s", end_msg);
+    if (!rc && end_rc) rc = ut_fail(msg, msg_len, end_rc, "%s", end_msg);
     if (!rc && ut_stop_requested())
-        rc = an_fail(
+        rc = ut_fail(
             msg, msg_len, TRAIN_INTERRUPTED,
             "interrupted by signal %d after step %lld; the record in %s is complete up to it",
             ut_stop_requested(), (long long)step - 1, o.out_dir);

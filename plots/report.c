@@ -192,14 +192,14 @@ static char *join_path(const char *dir, const char *name)
 static int make_dirs(const char *dir, char *msg, size_t msg_len)
 {
     char *p = strdup(dir);
-    if (!p) return an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", dir);
+    if (!p) return ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", dir);
     int rc = AN_OK;
     for (char *s = p + 1;; s++) {
         const bool end = *s == '\0';
         if (*s == '/' || end) {
             *s = '\0';
             if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-                rc = an_fail(msg, msg_len, AN_EIO, "mkdir %s: %s", p, strerror(errno));
+                rc = ut_fail(msg, msg_len, AN_EIO, "mkdir %s: %s", p, strerror(errno));
                 break;
             }
             if (end) break;
@@ -208,7 +208,7 @@ static int make_dirs(const char *dir, char *msg, size_t msg_len)
     }
     struct stat st;
     if (rc == AN_OK && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-        rc = an_fail(msg, msg_len, AN_EIO, "%s: not a directory", dir);
+        rc = ut_fail(msg, msg_len, AN_EIO, "%s: not a directory", dir);
     free(p);
     return rc;
 }
@@ -344,7 +344,7 @@ static void find_gnuplot(rp_report *r)
 rp_report *rp_open(const char *out_dir, const char *title, char *msg, size_t msg_len)
 {
     if (!out_dir || !*out_dir) {
-        an_fail(msg, msg_len, AN_EINVAL, "rp_open: empty output directory");
+        ut_fail(msg, msg_len, AN_EINVAL, "rp_open: empty output directory");
         return NULL;
     }
     if (make_dirs(out_dir, msg, msg_len) != AN_OK) return NULL;
@@ -359,7 +359,7 @@ rp_report *rp_open(const char *out_dir, const char *title, char *msg, size_t msg
             free(r->title);
         }
         free(r);
-        an_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", out_dir);
+        ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", out_dir);
         return NULL;
     }
     /* "out/" and "out" are one folder; the page's paths are relative anyway */
@@ -959,7 +959,7 @@ static const char page_style[] =
 
 int rp_close(rp_report *r, char *msg, size_t msg_len)
 {
-    if (!r) return an_fail(msg, msg_len, RP_EINVAL, "rp_close: no report");
+    if (!r) return ut_fail(msg, msg_len, RP_EINVAL, "rp_close: no report");
     sbuf page = {0};
     sb_add(&page, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -1003,16 +1003,16 @@ int rp_close(rp_report *r, char *msg, size_t msg_len)
     char why[WHY_MAX];
     char *path = join_path(r->dir, "index.html");
     if (page.failed || r->body.failed || r->toc.failed || r->notes.failed || !path)
-        rc = an_fail(msg, msg_len, RP_EIO, "%s/index.html: out of memory", r->dir);
+        rc = ut_fail(msg, msg_len, RP_EIO, "%s/index.html: out of memory", r->dir);
     else if (af_write(path, page.p, page.n, why, sizeof why) != AN_OK)
-        rc = an_fail(msg, msg_len, RP_EIO, "%s", why);
+        rc = ut_fail(msg, msg_len, RP_EIO, "%s", why);
     else if (r->n_undrawn)
-        rc = an_fail(msg, msg_len, RP_ENOGNUPLOT,
+        rc = ut_fail(msg, msg_len, RP_ENOGNUPLOT,
                      "%s: no figures drawn (install gnuplot: apt-get install gnuplot-nox); the "
                      "CSV files and tables are in %s/index.html",
                      r->gnuplot_about, r->dir);
     else if (r->n_notes)
-        rc = an_fail(msg, msg_len, RP_EPARTIAL,
+        rc = ut_fail(msg, msg_len, RP_EPARTIAL,
                      "%s/index.html: %zu thing%s left out (see its notes)", r->dir, r->n_notes,
                      r->n_notes == 1 ? "" : "s");
     else if (msg && msg_len)
@@ -1053,7 +1053,7 @@ static void read_table(run_data *run, rec_table tab)
     run_table *t = &run->t[tab];
     char *path = join_path(run->dir, rec_table_file(tab));
     if (!path) {
-        t->rc = an_fail(t->why, sizeof t->why, AN_ENOMEM, "out of memory");
+        t->rc = ut_fail(t->why, sizeof t->why, AN_ENOMEM, "out of memory");
         return;
     }
     switch (tab) {
@@ -1072,7 +1072,7 @@ static void read_table(run_data *run, rec_table tab)
     case REC_EVAL:
         t->rc = rec_read_eval(path, (rec_eval_row **)&t->rows, &t->n, t->why, sizeof t->why);
         break;
-    default: t->rc = an_fail(t->why, sizeof t->why, AN_EINVAL, "not read by the report"); break;
+    default: t->rc = ut_fail(t->why, sizeof t->why, AN_EINVAL, "not read by the report"); break;
     }
     /* A header that differs is most often a column missing: say which. */
     if (t->rc == AN_EFORMAT && strstr(t->why, ": header is '")) {
@@ -1096,7 +1096,7 @@ static void read_table(run_data *run, rec_table tab)
         if (f) fclose(f);
     }
     if (t->rc == AN_OK && t->n == 0)
-        t->rc = an_fail(t->why, sizeof t->why, AN_EFORMAT, "%s: no rows under the header", path);
+        t->rc = ut_fail(t->why, sizeof t->why, AN_EFORMAT, "%s: no rows under the header", path);
     free(path);
 }
 
@@ -1620,12 +1620,12 @@ static int read_summary(const char *sweep_dir, csv *c, char *why, size_t why_len
 int rp_sweep_axes(const char *sweep_dir, char *axes, size_t len, char *msg, size_t msg_len)
 {
     if (!sweep_dir || !axes || !len)
-        return an_fail(msg, msg_len, RP_EINVAL, "rp_sweep_axes: no folder");
+        return ut_fail(msg, msg_len, RP_EINVAL, "rp_sweep_axes: no folder");
     axes[0] = '\0';
     csv c;
     char why[WHY_MAX];
     if (read_summary(sweep_dir, &c, why, sizeof why) != 0)
-        return an_fail(msg, msg_len, RP_EPARTIAL, "%s", why);
+        return ut_fail(msg, msg_len, RP_EPARTIAL, "%s", why);
     for (size_t k = 0; k < c.cols; k++) {
         if (is_outcome(c.fields[k])) continue;
         const size_t used = strlen(axes);
@@ -1633,7 +1633,7 @@ int rp_sweep_axes(const char *sweep_dir, char *axes, size_t len, char *msg, size
     }
     csv_free(&c);
     if (!axes[0])
-        return an_fail(msg, msg_len, RP_EPARTIAL, "%s/summary.csv: no grid axis column", sweep_dir);
+        return ut_fail(msg, msg_len, RP_EPARTIAL, "%s/summary.csv: no grid axis column", sweep_dir);
     if (msg && msg_len) msg[0] = '\0';
     return RP_OK;
 }

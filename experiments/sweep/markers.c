@@ -21,7 +21,7 @@ int sw_write_marker(const sw_sweep *s, const sw_result *r, int exit_status, char
     json_t *j = json_pack("{s:s, s:i, s:f, s:s, s:s, s:i}", "status", sw_state_name(r->state),
                           "exit_status", exit_status, "wall_seconds", r->wall, "reason", r->reason,
                           "host", host, "rank", s->rank);
-    if (!j) return an_fail(msg, len, AN_ENOMEM, "%s: out of memory", path);
+    if (!j) return ut_fail(msg, len, AN_ENOMEM, "%s: out of memory", path);
     const int rc = rec_write_json(path, j, JSON_INDENT(2), msg, len);
     json_decref(j);
     return rc;
