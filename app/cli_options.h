@@ -1,0 +1,38 @@
+/* cli_options.h: a command's options table (experiments/options.h) read
+ * from argv, and printed as the option lines of its --help or as the
+ * machine-readable list `ampscope help --options CMD` gives the man page and
+ * the completion.
+ *
+ * On the command line an option is "--name VALUE" or "--name=VALUE", a flag
+ * "--name".  The messages: "unknown option '--NAME' (see 'ampscope CMD
+ * --help')", "option --NAME needs a value", "option --NAME takes no value",
+ * "unexpected argument 'A' (see 'ampscope CMD --help')", and the table's own
+ * for a bad value. */
+#ifndef AMPSCOPE_CLI_OPTIONS_H
+#define AMPSCOPE_CLI_OPTIONS_H
+
+#include <stdio.h>
+
+#include "options.h"
+
+/* Reads the option at argv[*i]: its row and its text (NULL for a flag),
+ * advancing *i past a separate value.  1, or CLI_EINPUT with the message. */
+int cli_read_option(const opt_spec *table, int argc, char **argv, int *i, const opt_spec **row,
+                    const char **value);
+
+/* Sets the fields of base from argv[1..]: every argument an option of
+ * table, "--help" (cli_is_help) sets *help and stops.  positional, when not
+ * NULL, takes each argument that does not start with "--" (0 or a status).
+ * 0, or CLI_EINPUT with the message. */
+int cli_parse_options(const opt_spec *table, void *base, int argc, char **argv, bool *help,
+                      int (*positional)(void *base, const char *arg));
+
+/* The option lines of a help: each group's heading, then "  --name METAVAR"
+ * (or the row's label) with its help from column 25. */
+void cli_print_options(FILE *out, const opt_spec *table);
+
+/* One line per option, for generators: "--name KIND [CHOICE...]", KIND one
+ * of flag, value, dir, file, choice. */
+void cli_dump_options(FILE *out, const opt_spec *table);
+
+#endif
