@@ -49,10 +49,7 @@ int cli_parse_options(const opt_spec *table, void *base, int argc, char **argv, 
     return CLI_OK;
 }
 
-/* The help column: a label up to 21 wide is padded to it, then two spaces. */
-#define HELP_COLUMN 25
-
-void cli_print_options(FILE *out, const opt_spec *table)
+void cli_print_options(FILE *out, const opt_spec *table, int column)
 {
     for (const opt_spec *r = table; r->name; r++) {
         if (r->group) fprintf(out, "%s\n", r->group);
@@ -77,10 +74,10 @@ void cli_print_options(FILE *out, const opt_spec *table)
             snprintf(help, sizeof help, r->help, r->help_arg());
         else
             snprintf(help, sizeof help, "%s", r->help);
-        fprintf(out, "  %-*s  ", HELP_COLUMN - 4, last);
+        fprintf(out, "  %-*s  ", column - 4, last);
         const char *h = help;
         for (const char *nl; (nl = strchr(h, '\n')); h = nl + 1)
-            fprintf(out, "%.*s\n%*s", (int)(nl - h), h, HELP_COLUMN, "");
+            fprintf(out, "%.*s\n%*s", (int)(nl - h), h, column, "");
         fprintf(out, "%s\n", h);
     }
 }
@@ -88,6 +85,7 @@ void cli_print_options(FILE *out, const opt_spec *table)
 void cli_dump_options(FILE *out, const opt_spec *table)
 {
     for (const opt_spec *r = table; r->name; r++) {
+        if (!*r->name) continue;
         const char *kind = "value";
         switch (r->kind) {
         case OPT_FLAG: kind = "flag"; break;

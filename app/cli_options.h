@@ -28,8 +28,9 @@ int cli_parse_options(const opt_spec *table, void *base, int argc, char **argv, 
                       int (*positional)(void *base, const char *arg));
 
 /* The option lines of a help: each group's heading, then "  --name METAVAR"
- * (or the row's label) with its help from column 25. */
-void cli_print_options(FILE *out, const opt_spec *table);
+ * (or the row's label) and two spaces, its help from column (a label shorter
+ * than column - 4 is padded to it). */
+void cli_print_options(FILE *out, const opt_spec *table, int column);
 
 /* One line per option, for generators: "--name KIND [CHOICE...]", KIND one
  * of flag, value, dir, file, choice. */

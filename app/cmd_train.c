@@ -25,7 +25,7 @@ static void help(FILE *out)
                  "Trains a reference network and records what low precision did at every step:\n"
                  "DIR/run.json, steps.csv, tensors.csv, updates.csv, hist.csv, eval.csv.\n"
                  "\n");
-    cli_print_options(out, topt_table);
+    cli_print_options(out, topt_table, 25);
     fprintf(out,
             "\n"
             "exit status: 0 done, 2 bad input (nothing trained), 3 diverged (the loss in O0, or "

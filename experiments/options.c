@@ -76,7 +76,7 @@ int opt_parse_uint(const char *s, uint64_t umax, uint64_t *value)
 const opt_spec *opt_find(const opt_spec *table, const char *name)
 {
     for (const opt_spec *r = table; r->name; r++)
-        if (strcmp(r->name, name) == 0) return r;
+        if (*r->name && strcmp(r->name, name) == 0) return r;
     return NULL;
 }
 

@@ -46,7 +46,7 @@ typedef int (*opt_parse_fn)(const opt_spec *row, void *base, const char *text, c
                             size_t msg_len);
 
 struct opt_spec {
-    const char *name; /* without "--"; NULL ends a table */
+    const char *name; /* without "--"; NULL ends a table; "" a line of help, not an option */
     opt_kind kind;
     size_t offset; /* of the field in the options structure, or OPT_NO_FIELD */
     int64_t imin, imax;
