@@ -25,6 +25,26 @@ int cli_read_option(const opt_spec *table, int argc, char **argv, int *i, const 
     return 1;
 }
 
+int cli_match_option(const opt_spec *table, int argc, char **argv, int *i, const opt_spec **row,
+                     const char **value)
+{
+    if (strncmp(argv[*i], "--", 2) != 0) return 0;
+    for (const opt_spec *r = table; r->name; r++) {
+        if (!*r->name) continue;
+        if (!opt_takes_value(r)) {
+            if (strcmp(argv[*i] + 2, r->name) != 0) continue;
+            *row = r;
+            *value = NULL;
+            return 1;
+        }
+        const int m = cli_option_value(argc, argv, i, r->name, value);
+        if (m == 0) continue;
+        *row = r;
+        return m;
+    }
+    return 0;
+}
+
 int cli_parse_options(const opt_spec *table, void *base, int argc, char **argv, bool *help,
                       int (*positional)(void *base, const char *arg))
 {

@@ -20,6 +20,14 @@
 int cli_read_option(const opt_spec *table, int argc, char **argv, int *i, const opt_spec **row,
                     const char **value);
 
+/* Matches argv[*i] against the rows of table as cli_option_value does: a
+ * flag exactly, an option as "--name VALUE" or "--name=VALUE".  1 with *row
+ * and *value (NULL for a flag; *i advanced past a separate value), 0 when no
+ * row matches (the caller's message names the argument), CLI_EINPUT when the
+ * value is missing. */
+int cli_match_option(const opt_spec *table, int argc, char **argv, int *i, const opt_spec **row,
+                     const char **value);
+
 /* Sets the fields of base from argv[1..]: every argument an option of
  * table, "--help" (cli_is_help) sets *help and stops.  positional, when not
  * NULL, takes each argument that does not start with "--" (0 or a status).

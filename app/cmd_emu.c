@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "cmd_emu.h"
 #include "commands.h"
 #include "emu_ops.h"
@@ -245,6 +246,134 @@ static const struct eval_op {
     {"from-ui64", "ui64_to_", "", "... a uint64"},
 };
 
+/* The command line's environment, filled through the table below. */
+typedef struct eval_args {
+    fpe_env env;
+    bool exact;
+} eval_args;
+
+static int eval_round(const opt_spec *row, void *base, const char *value, char *msg, size_t len)
+{
+    (void)row;
+    fpe_round round;
+    if (cli_parse_round(value, &round) != CLI_OK) {
+        snprintf(msg, len, "unknown rounding mode '%s' (modes: %s)", value, cli_round_names());
+        return OPT_EINPUT;
+    }
+    ((eval_args *)base)->env.round = (uint8_t)round;
+    return OPT_OK;
+}
+
+static int eval_tininess(const opt_spec *row, void *base, const char *value, char *msg, size_t len)
+{
+    (void)row;
+    fpe_env *env = &((eval_args *)base)->env;
+    if (strcmp(value, "before") == 0)
+        env->tininess = FPE_TININESS_BEFORE;
+    else if (strcmp(value, "after") == 0)
+        env->tininess = FPE_TININESS_AFTER;
+    else {
+        snprintf(msg, len, "--tininess takes before or after, not '%s'", value);
+        return OPT_EINPUT;
+    }
+    return OPT_OK;
+}
+
+static int eval_nan(const opt_spec *row, void *base, const char *value, char *msg, size_t len)
+{
+    (void)row;
+    fpe_env *env = &((eval_args *)base)->env;
+    if (strcmp(value, "x86") == 0)
+        env->nan = FPE_NAN_X86;
+    else if (strcmp(value, "canonical") == 0)
+        env->nan = FPE_NAN_CANONICAL;
+    else if (strcmp(value, "cuda") == 0)
+        env->nan = FPE_NAN_CUDA;
+    else {
+        snprintf(msg, len, "--nan takes x86, canonical or cuda, not '%s'", value);
+        return OPT_EINPUT;
+    }
+    return OPT_OK;
+}
+
+static int eval_seed(const opt_spec *row, void *base, const char *value, char *msg, size_t len)
+{
+    (void)row;
+    if (cli_parse_uint(value, UINT64_MAX, &((eval_args *)base)->env.sr_seed) != CLI_OK) {
+        snprintf(msg, len, "--seed takes a decimal number, not '%s'", value);
+        return OPT_EINPUT;
+    }
+    return OPT_OK;
+}
+
+static int eval_flush(const opt_spec *row, void *base, const char *value, char *msg, size_t len)
+{
+    (void)value, (void)msg, (void)len;
+    fpe_env *env = &((eval_args *)base)->env;
+    if (strcmp(row->name, "ftz") == 0)
+        env->ftz = 1;
+    else
+        env->daz = 1;
+    return OPT_OK;
+}
+
+/* The rounding modes' names as lines under the help column. */
+static const char *round_names_help(void)
+{
+    static char buf[1024];
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    if (!f) return cli_round_names();
+    cli_print_wrapped(f, cli_round_names(), 0, 68);
+    fclose(f);
+    const size_t n = strlen(buf);
+    if (n && buf[n - 1] == '\n') buf[n - 1] = '\0';
+    return buf;
+}
+
+#define F(field) offsetof(eval_args, field)
+static const opt_spec eval_options[] = {
+    {.name = "round",
+     .kind = OPT_CUSTOM,
+     .offset = OPT_NO_FIELD,
+     .parse = eval_round,
+     .metavar = "MODE",
+     .help = "rounding mode (default near_even), one of:\n%s",
+     .help_arg = round_names_help,
+     .group = "options:"},
+    {.name = "tininess",
+     .kind = OPT_CUSTOM,
+     .offset = OPT_NO_FIELD,
+     .parse = eval_tininess,
+     .metavar = "WHEN",
+     .help = "before or after rounding (default after)"},
+    {.name = "ftz",
+     .kind = OPT_FLAG,
+     .offset = OPT_NO_FIELD,
+     .parse = eval_flush,
+     .label = "--ftz, --daz",
+     .help = "flush subnormal results / treat subnormal inputs as zero"},
+    {.name = "daz", .kind = OPT_FLAG, .offset = OPT_NO_FIELD, .parse = eval_flush, .label = ""},
+    {.name = "nan",
+     .kind = OPT_CUSTOM,
+     .offset = OPT_NO_FIELD,
+     .parse = eval_nan,
+     .metavar = "SPEC",
+     .help = "x86 (default: SoftFloat's 8086-SSE NaNs), canonical (GPU), or\n"
+             "cuda (canonical, but bf16 -> fp32 keeps NaN bits, as sm_90)"},
+    {.name = "seed",
+     .kind = OPT_CUSTOM,
+     .offset = OPT_NO_FIELD,
+     .parse = eval_seed,
+     .metavar = "N",
+     .help = "Philox key for the stochastic modes (default 0, index 0)"},
+    {.name = "exact",
+     .kind = OPT_FLAG,
+     .offset = F(exact),
+     .help = "round-to-int and to-<integer> raise inexact"},
+    {.name = NULL},
+};
+#undef F
+
 static void eval_help(FILE *out)
 {
     fprintf(
@@ -268,20 +397,10 @@ static void eval_help(FILE *out)
         "  - 0x-prefixed bit patterns of the operand's width (4 hex digits for fp16 and\n"
         "    bf16, 8 for fp32 and 32-bit integers, 16 for doubles and 64-bit integers).\n"
         "Anything else (1.5x, C99 hex floats, a pattern too wide) is rejected, exit status 2.\n"
-        "\n"
-        "options:\n"
-        "  --round MODE      rounding mode (default near_even), one of:\n");
-    cli_print_wrapped(out, cli_round_names(), 20, 88);
-    fprintf(out,
-
-            "  --tininess WHEN   before or after rounding (default after)\n"
-            "  --ftz, --daz      flush subnormal results / treat subnormal inputs as zero\n"
-            "  --nan SPEC        x86 (default: SoftFloat's 8086-SSE NaNs), canonical (GPU), or\n"
-            "                    cuda (canonical, but bf16 -> fp32 keeps NaN bits, as sm_90)\n"
-            "  --seed N          Philox key for the stochastic modes (default 0, index 0)\n"
-            "  --exact           round-to-int and to-<integer> raise inexact\n"
-            "\n"
-            "operations (\"fp16\" may be written for \"f16\", \"fp32\" for \"f32\"):\n");
+        "\n");
+    cli_print_options(out, eval_options, 20);
+    fprintf(out, "\n"
+                 "operations (\"fp16\" may be written for \"f16\", \"fp32\" for \"f32\"):\n");
     for (size_t i = 0; i < sizeof eval_ops / sizeof eval_ops[0]; i++)
         fprintf(out, "  %-14s %s\n", eval_ops[i].op, eval_ops[i].summary);
 }
@@ -382,12 +501,13 @@ static void eval_print_value(const char *label, int width, emu_type t, uint64_t 
 static int emu_eval(int argc, char **argv)
 {
     cli_set_context("emu eval");
-    fpe_env env = fpe_env_default();
-    bool exact = false, options_done = false;
+    eval_args ea = {fpe_env_default(), false};
+    bool options_done = false;
     const char *args[6];
     int nargs = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *value;
+        const opt_spec *row;
         int m;
         /* Only "--" options: "-1.5" and "-inf" are operands. */
         if (options_done || strncmp(arg, "--", 2) != 0) {
@@ -402,46 +522,18 @@ static int emu_eval(int argc, char **argv)
         } else if (strcmp(arg, "--help") == 0) {
             eval_help(stdout);
             return CLI_OK;
-        } else if ((m = cli_option_value(argc, argv, &i, "round", &value)) != 0) {
-            fpe_round round;
+        } else if ((m = cli_match_option(eval_options, argc, argv, &i, &row, &value)) != 0) {
             if (m < 0) return m;
-            if (cli_parse_round(value, &round) != CLI_OK)
-                return cli_error(CLI_EINPUT, "unknown rounding mode '%s' (modes: %s)", value,
-                                 cli_round_names());
-            env.round = (uint8_t)round;
-        } else if ((m = cli_option_value(argc, argv, &i, "tininess", &value)) != 0) {
-            if (m < 0) return m;
-            if (strcmp(value, "before") == 0)
-                env.tininess = FPE_TININESS_BEFORE;
-            else if (strcmp(value, "after") == 0)
-                env.tininess = FPE_TININESS_AFTER;
-            else
-                return cli_error(CLI_EINPUT, "--tininess takes before or after, not '%s'", value);
-        } else if ((m = cli_option_value(argc, argv, &i, "nan", &value)) != 0) {
-            if (m < 0) return m;
-            if (strcmp(value, "x86") == 0)
-                env.nan = FPE_NAN_X86;
-            else if (strcmp(value, "canonical") == 0)
-                env.nan = FPE_NAN_CANONICAL;
-            else if (strcmp(value, "cuda") == 0)
-                env.nan = FPE_NAN_CUDA;
-            else
-                return cli_error(CLI_EINPUT, "--nan takes x86, canonical or cuda, not '%s'", value);
-        } else if ((m = cli_option_value(argc, argv, &i, "seed", &value)) != 0) {
-            if (m < 0) return m;
-            if (cli_parse_uint(value, UINT64_MAX, &env.sr_seed) != CLI_OK)
-                return cli_error(CLI_EINPUT, "--seed takes a decimal number, not '%s'", value);
-        } else if (strcmp(arg, "--ftz") == 0) {
-            env.ftz = 1;
-        } else if (strcmp(arg, "--daz") == 0) {
-            env.daz = 1;
-        } else if (strcmp(arg, "--exact") == 0) {
-            exact = true;
+            char msg[1024];
+            if (opt_set(row, &ea, value, msg, sizeof msg) != 0)
+                return cli_error(CLI_EINPUT, "%s", msg);
         } else {
             return cli_error(CLI_EINPUT, "unknown option '%s' (see 'ampscope emu eval --help')",
                              arg);
         }
     }
+    fpe_env env = ea.env;
+    const bool exact = ea.exact;
     if (nargs < 2)
         return cli_error(CLI_EINPUT, "usage: ampscope emu eval FORMAT OP X [Y [Z]] (see --help)");
 
