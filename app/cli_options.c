@@ -101,25 +101,3 @@ void cli_print_options(FILE *out, const opt_spec *table, int column)
         fprintf(out, "%s\n", h);
     }
 }
-
-void cli_dump_options(FILE *out, const opt_spec *table)
-{
-    for (const opt_spec *r = table; r->name; r++) {
-        if (!*r->name) continue;
-        const char *kind = "value";
-        switch (r->kind) {
-        case OPT_FLAG: kind = "flag"; break;
-        case OPT_DIR: kind = "dir"; break;
-        case OPT_PATH: kind = "file"; break;
-        case OPT_ONOFF:
-        case OPT_CHOICE: kind = "choice"; break;
-        default: break;
-        }
-        fprintf(out, "--%s %s", r->name, kind);
-        if (r->kind == OPT_ONOFF) fprintf(out, " on off");
-        if (r->kind == OPT_CHOICE)
-            for (int k = 0; r->choices[k]; k++)
-                fprintf(out, " %s", r->choices[k]);
-        fputc('\n', out);
-    }
-}

@@ -1,7 +1,6 @@
 /* cli_options.h: a command's options table (experiments/options.h) read
- * from argv, and printed as the option lines of its --help or as the
- * machine-readable list `ampscope help --options CMD` gives the man page and
- * the completion.
+ * from argv, and printed as the option lines of its --help (which the man
+ * page and the bash completion are generated from: cmake/helptext.sh).
  *
  * On the command line an option is "--name VALUE" or "--name=VALUE", a flag
  * "--name".  The messages: "unknown option '--NAME' (see 'ampscope CMD
@@ -39,9 +38,5 @@ int cli_parse_options(const opt_spec *table, void *base, int argc, char **argv, 
  * (or the row's label) and two spaces, its help from column (a label shorter
  * than column - 4 is padded to it). */
 void cli_print_options(FILE *out, const opt_spec *table, int column);
-
-/* One line per option, for generators: "--name KIND [CHOICE...]", KIND one
- * of flag, value, dir, file, choice. */
-void cli_dump_options(FILE *out, const opt_spec *table);
 
 #endif
