@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "fpe.h"
 #include "kernels.h"
@@ -413,6 +414,51 @@ static int gemm_rows(kbench *k)
     return rc;
 }
 
+typedef struct kernels_args {
+    const char *backend;
+    bool csv, quick, no_gemm;
+    size_t elements;
+} kernels_args;
+
+static int set_elements(const opt_spec *row, void *base, const char *value, char *msg, size_t len)
+{
+    (void)row;
+    uint64_t v;
+    if (cli_parse_uint(value, (uint64_t)1 << 31, &v) != 0 || v < 1024) {
+        snprintf(msg, len, "--elements wants an integer in [1024, 2^31], got '%s'", value);
+        return OPT_EINPUT;
+    }
+    ((kernels_args *)base)->elements = (size_t)v;
+    return OPT_OK;
+}
+
+#define F(field) offsetof(kernels_args, field)
+static const opt_spec kernels_options[] = {
+    {.name = "backend",
+     .kind = OPT_STRING,
+     .offset = F(backend),
+     .metavar = "B",
+     .help = "cpu, cuda or auto (default auto: cuda when a GPU is present)",
+     .group = "options:"},
+    {.name = "elements",
+     .kind = OPT_CUSTOM,
+     .offset = OPT_NO_FIELD,
+     .parse = set_elements,
+     .metavar = "N",
+     .help = "elements per bandwidth row (default 2^26 on cuda, 2^24 on cpu)"},
+    {.name = "csv",
+     .kind = OPT_FLAG,
+     .offset = F(csv),
+     .help = "CSV on standard output instead of the table"},
+    {.name = "quick",
+     .kind = OPT_FLAG,
+     .offset = F(quick),
+     .help = "short runs and small sizes (smoke tests; rough rates)"},
+    {.name = "no-gemm", .kind = OPT_FLAG, .offset = F(no_gemm), .help = "skip the GEMM rows"},
+    {.name = NULL},
+};
+#undef F
+
 static void help(FILE *out)
 {
     fprintf(out,
@@ -426,48 +472,33 @@ static void help(FILE *out)
             "beside the same backend's rate on one large GEMM (cuBLAS / OpenBLAS).  On cuda the\n"
             "elementwise results are first compared with the cpu backend's.\n"
             "Targets (cuda, from issue 3): casts and unscale >= 0.80 of copy, statistics >= 0.70.\n"
-            "\n"
-            "options:\n"
-            "  --backend B    cpu, cuda or auto (default auto: cuda when a GPU is present)\n"
-            "  --elements N   elements per bandwidth row (default 2^26 on cuda, 2^24 on cpu)\n"
-            "  --csv          CSV on standard output instead of the table\n"
-            "  --quick        short runs and small sizes (smoke tests; rough rates)\n"
-            "  --no-gemm      skip the GEMM rows\n");
+            "\n");
+    cli_print_options(out, kernels_options, 17);
 }
 
 int bench_kernels(int argc, char **argv)
 {
     cli_set_context("bench kernels");
-    const char *backend = "auto";
-    bool csv = false, quick = false, gemm = true;
-    size_t elements = 0;
+    kernels_args args = {"auto", false, false, false, 0};
     for (int i = 1; i < argc; i++) {
-        const char *value;
-        int m;
         if (cli_is_help(argv[i])) {
             help(stdout);
             return CLI_OK;
-        } else if (strcmp(argv[i], "--csv") == 0) {
-            csv = true;
-        } else if (strcmp(argv[i], "--quick") == 0) {
-            quick = true;
-        } else if (strcmp(argv[i], "--no-gemm") == 0) {
-            gemm = false;
-        } else if ((m = cli_option_value(argc, argv, &i, "backend", &value)) != 0) {
-            if (m < 0) return m;
-            backend = value;
-        } else if ((m = cli_option_value(argc, argv, &i, "elements", &value)) != 0) {
-            uint64_t v;
-            if (m < 0) return m;
-            if (cli_parse_uint(value, (uint64_t)1 << 31, &v) != 0 || v < 1024)
-                return cli_error(CLI_EINPUT,
-                                 "--elements wants an integer in [1024, 2^31], got '%s'", value);
-            elements = (size_t)v;
-        } else {
+        }
+        const opt_spec *row;
+        const char *value;
+        char why[512];
+        const int m = cli_match_option(kernels_options, argc, argv, &i, &row, &value);
+        if (m < 0) return m;
+        if (m == 0)
             return cli_error(
                 CLI_EINPUT, "unknown argument '%s' (see 'ampscope bench kernels --help')", argv[i]);
-        }
+        if (opt_set(row, &args, value, why, sizeof why) != 0)
+            return cli_error(CLI_EINPUT, "%s", why);
     }
+    const char *backend = args.backend;
+    const bool csv = args.csv, quick = args.quick, gemm = !args.no_gemm;
+    const size_t elements = args.elements;
     char msg[512];
     kbench k;
     memset(&k, 0, sizeof k);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "util.h"
 
@@ -33,6 +34,65 @@
 
 static const char GRID[] = "mode=O2,O3 scale_factor=2,4 seed=1,2";
 static const char GRID_QUICK[] = "mode=O2,O3 seed=1,2";
+
+typedef struct bench_sweep_args {
+    bool csv, quick, jobs_only;
+    int counts[MAX_COUNTS], n_counts;
+    int64_t steps;
+} bench_sweep_args;
+
+static int parse_counts(const char *v, int *counts, int *n);
+
+static int set_ranks(const opt_spec *row, void *base, const char *value, char *msg, size_t len)
+{
+    (void)row;
+    bench_sweep_args *a = base;
+    if (parse_counts(value, a->counts, &a->n_counts) == 0) return OPT_OK;
+    snprintf(msg, len, "%s", cli_error_message());
+    return OPT_EINPUT;
+}
+
+static const char *max_count(void)
+{
+    static char text[16];
+    snprintf(text, sizeof text, "%d", MAX_COUNT);
+    return text;
+}
+
+static const char *grid_quick(void) { return GRID_QUICK; }
+
+#define F(field) offsetof(bench_sweep_args, field)
+static const opt_spec bench_sweep_options[] = {
+    {.name = "ranks",
+     .kind = OPT_CUSTOM,
+     .offset = OPT_NO_FIELD,
+     .parse = set_ranks,
+     .metavar = "LIST",
+     .help = "job and rank counts, comma-separated, each in [1, %s]\n(default 1,2)",
+     .help_arg = max_count,
+     .group = "options:"},
+    {.name = "jobs-only",
+     .kind = OPT_FLAG,
+     .offset = F(jobs_only),
+     .help = "local jobs only, even when mpirun is there"},
+    {.name = "steps",
+     .kind = OPT_I64,
+     .offset = F(steps),
+     .imin = 1,
+     .imax = 100000,
+     .help = "training steps per run (default 20; --quick: 5)"},
+    {.name = "csv",
+     .kind = OPT_FLAG,
+     .offset = F(csv),
+     .help = "CSV on standard output instead of the table"},
+    {.name = "quick",
+     .kind = OPT_FLAG,
+     .offset = F(quick),
+     .help = "a smaller grid (%s) and fewer steps (smoke tests)",
+     .help_arg = grid_quick},
+    {.name = NULL},
+};
+#undef F
 
 static void help(FILE *out)
 {
@@ -50,15 +110,9 @@ static void help(FILE *out)
             "the same summary.csv as the first one but for wall_seconds; a row that does not\n"
             "says so and the exit status is 1.  The sweeps run in a temporary directory\n"
             "($TMPDIR or /tmp), removed at the end.\n"
-            "\n"
-            "options:\n"
-            "  --ranks LIST   job and rank counts, comma-separated, each in [1, %d]\n"
-            "                 (default 1,2)\n"
-            "  --jobs-only    local jobs only, even when mpirun is there\n"
-            "  --steps N      training steps per run (default 20; --quick: 5)\n"
-            "  --csv          CSV on standard output instead of the table\n"
-            "  --quick        a smaller grid (%s) and fewer steps (smoke tests)\n",
-            GRID, MAX_COUNT, GRID_QUICK);
+            "\n",
+            GRID);
+    cli_print_options(out, bench_sweep_options, 17);
 }
 
 /* ---- mpirun --------------------------------------------------------------------------------- */
@@ -268,40 +322,17 @@ static int parse_counts(const char *v, int *counts, int *n)
 int bench_sweep(int argc, char **argv)
 {
     cli_set_context("bench sweep");
-    bool csv = false, quick = false, jobs_only = false;
-    int counts[MAX_COUNTS] = {1, 2}, n_counts = 2;
-    int64_t steps = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (cli_is_help(a)) {
-            help(stdout);
-            return CLI_OK;
-        }
-        if (strcmp(a, "--csv") == 0) {
-            csv = true;
-            continue;
-        }
-        if (strcmp(a, "--quick") == 0) {
-            quick = true;
-            continue;
-        }
-        if (strcmp(a, "--jobs-only") == 0) {
-            jobs_only = true;
-            continue;
-        }
-        char key[64];
-        const int m = cli_next_option(argc, argv, &i, key, sizeof key, &v);
-        if (m < 0) return m;
-        int rc;
-        if (strcmp(key, "ranks") == 0)
-            rc = parse_counts(v, counts, &n_counts);
-        else if (strcmp(key, "steps") == 0)
-            rc = cli_want_int(a, v, 1, 100000, &steps);
-        else
-            return cli_error(CLI_EINPUT,
-                             "unknown option '--%s' (see 'ampscope bench sweep --help')", key);
-        if (rc) return rc;
+    bench_sweep_args args = {.counts = {1, 2}, .n_counts = 2};
+    bool want_help;
+    const int prc = cli_parse_options(bench_sweep_options, &args, argc, argv, &want_help, NULL);
+    if (prc) return prc;
+    if (want_help) {
+        help(stdout);
+        return CLI_OK;
     }
+    const bool csv = args.csv, quick = args.quick, jobs_only = args.jobs_only;
+    const int *counts = args.counts, n_counts = args.n_counts;
+    const int64_t steps = args.steps;
 
     bsweep b;
     memset(&b, 0, sizeof b);

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "data.h"
 #include "model.h"
@@ -93,6 +94,72 @@ typedef struct tb_run {
     ak_stats *stats_host;
 } tb_run;
 
+typedef struct bench_train_args {
+    const char *backend, *net, *data_dir;
+    bool quick, csv, tf32, log;
+    int64_t steps, batch;
+    net_size size;
+} bench_train_args;
+
+#define F(field) offsetof(bench_train_args, field)
+static const opt_spec bench_train_options[] = {
+    {.name = "net",
+     .kind = OPT_STRING,
+     .offset = F(net),
+     .metavar = "NET",
+     .help = "mlp (default), lenet5 or simplenet (synthetic data)",
+     .group = "options:"},
+    {.name = "backend",
+     .kind = OPT_STRING,
+     .offset = F(backend),
+     .metavar = "B",
+     .help = "cpu, cuda or auto (default auto: cuda when a GPU is present)"},
+    {.name = "steps",
+     .kind = OPT_I64,
+     .offset = F(steps),
+     .imin = 1,
+     .imax = 1000000,
+     .help = "timed steps per mode (default 100; --quick: 10)"},
+    {.name = "batch",
+     .kind = OPT_I64,
+     .offset = F(batch),
+     .imin = 1,
+     .imax = 1 << 20,
+     .help = "default: simplenet 512, lenet5 32, mlp 64"},
+    {.name = "width",
+     .kind = OPT_SIZE,
+     .offset = F(size.width),
+     .imin = 1,
+     .imax = 65536,
+     .label = "--width N, --depth N",
+     .help = "simplenet's width (4096) and number of layers (3)"},
+    {.name = "depth", .kind = OPT_INT, .offset = F(size.depth), .imin = 1, .imax = 16, .label = ""},
+    {.name = "data",
+     .kind = OPT_DIR,
+     .offset = F(data_dir),
+     .help = "Fashion-MNIST IDX files (default Debian's dataset-fashion-mnist)"},
+    {.name = "tf32",
+     .kind = OPT_FLAG,
+     .offset = F(tf32),
+     .help = "also O0 with tf32 GEMM inputs (cuBLAS's 32F_FAST_TF32)"},
+    {.name = "log",
+     .kind = OPT_FLAG,
+     .offset = F(log),
+     .help = "also O2 fp16 with the statistics and histograms of every\n"
+             "layer's tensors taken every step and read back (the cost\n"
+             "of `train --stats-every 1 --hist-every 1`), beside O2 fp16"},
+    {.name = "csv",
+     .kind = OPT_FLAG,
+     .offset = F(csv),
+     .help = "CSV on standard output instead of the table"},
+    {.name = "quick",
+     .kind = OPT_FLAG,
+     .offset = F(quick),
+     .help = "fewer steps and warm-up steps (smoke tests; rough times)"},
+    {.name = NULL},
+};
+#undef F
+
 static void help(FILE *out)
 {
     fprintf(out,
@@ -112,21 +179,9 @@ static void help(FILE *out)
             "Targets: cpu (issue 4): O2 <= %.1fx the O0 time per step; cuda (issue 7),\n"
             "simplenet 3 x 4096, batch 512: O2 <= %.2f ms and <= %.2fx the O0 time;\n"
             "--log (cuda): <= %.2fx the O2 fp16 time.\n"
-            "\n"
-            "options:\n"
-            "  --net NET      mlp (default), lenet5 or simplenet (synthetic data)\n"
-            "  --backend B    cpu, cuda or auto (default auto: cuda when a GPU is present)\n"
-            "  --steps N      timed steps per mode (default 100; --quick: 10)\n"
-            "  --batch N      default: simplenet 512, lenet5 32, mlp 64\n"
-            "  --width N, --depth N  simplenet's width (4096) and number of layers (3)\n"
-            "  --data DIR     Fashion-MNIST IDX files (default Debian's dataset-fashion-mnist)\n"
-            "  --tf32         also O0 with tf32 GEMM inputs (cuBLAS's 32F_FAST_TF32)\n"
-            "  --log          also O2 fp16 with the statistics and histograms of every\n"
-            "                 layer's tensors taken every step and read back (the cost\n"
-            "                 of `train --stats-every 1 --hist-every 1`), beside O2 fp16\n"
-            "  --csv          CSV on standard output instead of the table\n"
-            "  --quick        fewer steps and warm-up steps (smoke tests; rough times)\n",
+            "\n",
             MAX_BATCHES, O2_CPU_TARGET, O2_GPU_TIME * 1e3, O2_GPU_RATIO, LOG_TARGET);
+    cli_print_options(out, bench_train_options, 17);
 }
 
 /* ---- the batches --------------------------------------------------------------------- */
@@ -420,60 +475,27 @@ static void print_row(const tbench *t, const tb_mode *md, const tb_result *r, do
 int bench_train(int argc, char **argv)
 {
     cli_set_context("bench train");
-    const char *backend = "auto", *net_name = "mlp";
-    bool quick = false;
-    int64_t steps = 0, batch = 0;
-    net_size size = {0, 0};
+    bench_train_args args;
+    memset(&args, 0, sizeof args);
+    args.backend = "auto";
+    args.net = "mlp";
+    bool want_help;
+    const int prc = cli_parse_options(bench_train_options, &args, argc, argv, &want_help, NULL);
+    if (prc) return prc;
+    if (want_help) {
+        help(stdout);
+        return CLI_OK;
+    }
+    const char *backend = args.backend, *net_name = args.net;
+    const bool quick = args.quick;
+    const int64_t steps = args.steps, batch = args.batch;
+    net_size size = args.size;
     tbench t;
     memset(&t, 0, sizeof t);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (cli_is_help(a)) {
-            help(stdout);
-            return CLI_OK;
-        }
-        if (strcmp(a, "--csv") == 0) {
-            t.csv = true;
-            continue;
-        }
-        if (strcmp(a, "--quick") == 0) {
-            quick = true;
-            continue;
-        }
-        if (strcmp(a, "--tf32") == 0) {
-            t.tf32_row = true;
-            continue;
-        }
-        if (strcmp(a, "--log") == 0) {
-            t.log_row = true;
-            continue;
-        }
-        char key[64];
-        const int m = cli_next_option(argc, argv, &i, key, sizeof key, &v);
-        if (m < 0) return m;
-        int64_t n = 0;
-        int rc = CLI_OK;
-#define IS(s) (strcmp(key, s) == 0)
-        if (IS("net"))
-            net_name = v;
-        else if (IS("backend"))
-            backend = v;
-        else if (IS("data"))
-            t.data_dir = v;
-        else if (IS("steps"))
-            rc = cli_want_int(a, v, 1, 1000000, &steps);
-        else if (IS("batch"))
-            rc = cli_want_int(a, v, 1, 1 << 20, &batch);
-        else if (IS("width")) {
-            if (!(rc = cli_want_int(a, v, 1, 65536, &n))) size.width = (size_t)n;
-        } else if (IS("depth")) {
-            if (!(rc = cli_want_int(a, v, 1, 16, &n))) size.depth = (int)n;
-        } else
-            return cli_error(CLI_EINPUT,
-                             "unknown option '--%s' (see 'ampscope bench train --help')", key);
-#undef IS
-        if (rc) return rc;
-    }
+    t.csv = args.csv;
+    t.tf32_row = args.tf32;
+    t.log_row = args.log;
+    t.data_dir = args.data_dir;
     char why[512];
     if (net_build(net_name, &size, &t.net, why, sizeof why) != 0)
         return cli_error(CLI_EINPUT, "%s", why);

@@ -2,12 +2,12 @@
  * subcommands (see cli.h). */
 #include "cli.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "options.h"
 
 /* ---- the error record ----------------------------------------------------
  * One message per process is enough: the first failing function records it
@@ -132,49 +132,17 @@ cli_hex_result cli_parse_hex(const char *s, size_t len, int bits, uint64_t *valu
     return CLI_HEX_OK;
 }
 
-int cli_parse_decimal(const char *s, double *value)
-{
-    if (s[0] == '\0' || isspace((unsigned char)s[0])) return CLI_EINPUT;
-    if (strchr(s, 'x') || strchr(s, 'X'))
-        return CLI_EINPUT; /* "0x1p3" is a hex float to strtod but a bit pattern to us */
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || *end != '\0') return CLI_EINPUT;
-    /* errno may be ERANGE: strtod has then rounded to an infinity, to zero
-     * or to a subnormal, which is the correctly rounded double we want. */
-    *value = v;
-    return CLI_OK;
-}
-
-/* Digits only, after an optional sign: strtoll alone accepts leading space. */
-static bool is_decimal_integer(const char *s, bool allow_minus)
-{
-    if (*s == '+' || (allow_minus && *s == '-')) s++;
-    if (*s == '\0') return false;
-    for (; *s; s++)
-        if (!isdigit((unsigned char)*s)) return false;
-    return true;
-}
+/* The parsing itself is the options tables' (experiments/options.c): one copy. */
+int cli_parse_decimal(const char *s, double *value) { return opt_parse_decimal(s, value); }
 
 int cli_parse_int(const char *s, int64_t min, int64_t max, int64_t *value)
 {
-    if (!is_decimal_integer(s, true)) return CLI_EINPUT;
-    errno = 0;
-    long long v = strtoll(s, NULL, 10);
-    if (errno == ERANGE || v < min || v > max) return CLI_EINPUT;
-    *value = v;
-    return CLI_OK;
+    return opt_parse_int(s, min, max, value);
 }
 
 int cli_parse_uint(const char *s, uint64_t umax, uint64_t *value)
 {
-    if (!is_decimal_integer(s, false)) return CLI_EINPUT;
-    errno = 0;
-    unsigned long long v = strtoull(s, NULL, 10);
-    if (errno == ERANGE || v > umax) return CLI_EINPUT;
-    *value = v;
-    return CLI_OK;
+    return opt_parse_uint(s, umax, value);
 }
 
 const char *cli_flag_names(unsigned flags, char *buf, size_t size)

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "fpe.h"
 #include "kernels.h"
@@ -414,6 +415,23 @@ static double bench_measure(bench_data *d, const bench_case *c, double rep_secon
 }
 
 /* ---- output -------------------------------------------------------------- */
+typedef struct bench_emu_args {
+    bool csv, quick;
+} bench_emu_args;
+
+static const opt_spec bench_emu_options[] = {
+    {.name = "csv",
+     .kind = OPT_FLAG,
+     .offset = offsetof(bench_emu_args, csv),
+     .help = "CSV on standard output instead of the table",
+     .group = "options:"},
+    {.name = "quick",
+     .kind = OPT_FLAG,
+     .offset = offsetof(bench_emu_args, quick),
+     .help = "short runs (for smoke tests; the rates are rougher)"},
+    {.name = NULL},
+};
+
 static void bench_help(FILE *out)
 {
     fprintf(out,
@@ -431,30 +449,29 @@ static void bench_help(FILE *out)
             "error (exit status 1).  Rows with a target from issue 2 say pass or miss:\n"
             "scalar fp16/bf16 add, mul >= 300 Mops/s; array f32->f16, f32->bf16 near_even\n"
             "  >= 2000 Melem/s; array stochastic >= 500 Melem/s.\n"
-            "\n"
-            "options:\n"
-            "  --csv     CSV on standard output instead of the table\n"
-            "  --quick   short runs (for smoke tests; the rates are rougher)\n",
+            "\n",
             BENCH_N, 5 * 0.04, 5, 3 * 0.005, 3);
+    cli_print_options(out, bench_emu_options, 12);
 }
 
 static int bench_emu(int argc, char **argv)
 {
     cli_set_context("bench emu");
-    bool csv = false, quick = false;
+    bench_emu_args args = {false, false};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             bench_help(stdout);
             return CLI_OK;
-        } else if (strcmp(argv[i], "--csv") == 0) {
-            csv = true;
-        } else if (strcmp(argv[i], "--quick") == 0) {
-            quick = true;
-        } else {
+        }
+        /* flags only: anything else is named as given */
+        const opt_spec *row =
+            strncmp(argv[i], "--", 2) == 0 ? opt_find(bench_emu_options, argv[i] + 2) : NULL;
+        if (!row)
             return cli_error(CLI_EINPUT, "unknown argument '%s' (see 'ampscope bench emu --help')",
                              argv[i]);
-        }
+        opt_set(row, &args, NULL, NULL, 0);
     }
+    const bool csv = args.csv, quick = args.quick;
     double rep_seconds = quick ? 0.005 : 0.04;
     int reps = quick ? 3 : 5;
     bool have_f16c = f16c_available();
@@ -537,13 +554,14 @@ int cmd_bench(int argc, char **argv)
         return cli_error(CLI_EINPUT, "missing benchmark: emu, kernels, train or sweep "
                                      "(see 'ampscope bench --help')");
     if (cli_is_help(argv[1])) {
-        printf("usage: ampscope bench BENCHMARK [ARGS]\n\n"
-               "benchmarks:\n"
-               "  emu        the emulator's speed, against MPFR and F16C\n"
-               "  kernels    kernels/ on a backend, against copy bandwidth and a large GEMM\n"
-               "  train      training steps of each precision mode, against O0 on the same backend\n"
-               "  sweep      `ampscope sweep` on 1, 2 jobs and MPI ranks, as speedups\n\n"
-               "'ampscope bench BENCHMARK --help' shows its options.\n");
+        printf(
+            "usage: ampscope bench BENCHMARK [ARGS]\n\n"
+            "benchmarks:\n"
+            "  emu        the emulator's speed, against MPFR and F16C\n"
+            "  kernels    kernels/ on a backend, against copy bandwidth and a large GEMM\n"
+            "  train      training steps of each precision mode, against O0 on the same backend\n"
+            "  sweep      `ampscope sweep` on 1, 2 jobs and MPI ranks, as speedups\n\n"
+            "'ampscope bench BENCHMARK --help' shows its options.\n");
         return CLI_OK;
     }
     if (strcmp(argv[1], "emu") == 0) return bench_emu(argc - 1, argv + 1);

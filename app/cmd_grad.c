@@ -14,6 +14,7 @@
 
 #include "checkpoint.h"
 #include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "data.h"
 #include "model.h"
@@ -25,33 +26,103 @@
 #define GRAD_MAX_COUNT (1 << 20)
 #define SYNTHETIC_MAX  (1 << 24) /* train's largest --samples */
 
+typedef struct grad_job {
+    const char *net_name, *init, *out, *backend, *data_dir;
+    net_size size;
+    prec_mode mode;
+    ak_dtype low;
+    uint64_t seed;
+    size_t first, count;
+} grad_job;
+
+/* The command line: the job, and the texts checked after the required options. */
+typedef struct grad_args {
+    grad_job j;
+    const char *mode, *dtype, *samples;
+} grad_args;
+
+#define F(field) offsetof(grad_args, field)
+static const opt_spec grad_options[] = {
+    {.name = "net",
+     .kind = OPT_STRING,
+     .offset = F(j.net_name),
+     .metavar = "NET",
+     .help = "simplenet, lenet5 or mlp"},
+    {.name = "init",
+     .kind = OPT_PATH,
+     .offset = F(j.init),
+     .help = "the weights: a safetensors file with each parameter's tensor\n"
+             "(F32, F16 or BF16), e.g. from PyTorch's save_file or an\n"
+             "ampscope checkpoint.safetensors"},
+    {.name = "samples",
+     .kind = OPT_STRING,
+     .offset = F(samples),
+     .metavar = "F:C",
+     .help = "C >= 1 training samples from index F (counted from 0)"},
+    {.name = "out",
+     .kind = OPT_PATH,
+     .offset = F(j.out),
+     .metavar = "G",
+     .help = "the gradients (written atomically)"},
+    {.name = "mode",
+     .kind = OPT_STRING,
+     .offset = F(mode),
+     .metavar = "M",
+     .help = "O0 (default), O1, O2, O3: where the net computes (see train)"},
+    {.name = "dtype",
+     .kind = OPT_STRING,
+     .offset = F(dtype),
+     .metavar = "T",
+     .help = "fp16 (default) or bf16, for O1..O3"},
+    {.name = "width",
+     .kind = OPT_SIZE,
+     .offset = F(j.size.width),
+     .imin = 1,
+     .imax = 65536,
+     .label = "--width N, --depth N",
+     .help = "simplenet's width (4096) and number of layers (3)"},
+    {.name = "depth",
+     .kind = OPT_INT,
+     .offset = F(j.size.depth),
+     .imin = 1,
+     .imax = 16,
+     .label = ""},
+    {.name = "seed",
+     .kind = OPT_U64,
+     .offset = F(j.seed),
+     .imin = 0,
+     .imax = INT64_MAX,
+     .help = "simplenet: the synthetic data's seed (default 1)"},
+    {.name = "backend",
+     .kind = OPT_STRING,
+     .offset = F(j.backend),
+     .metavar = "B",
+     .help = "cpu, cuda or auto (default)"},
+    {.name = "data",
+     .kind = OPT_DIR,
+     .offset = F(j.data_dir),
+     .help = "Fashion-MNIST IDX files (lenet5, mlp; default Debian's\n"
+             "dataset-fashion-mnist); lenet5 reads them padded to 32x32"},
+    {.name = NULL},
+};
+#undef F
+
 static void help(FILE *out)
 {
+    fprintf(out,
+            "usage: ampscope grad --net NET --init FILE.safetensors --samples FIRST:COUNT\n"
+            "                     --out G.safetensors [options]\n"
+            "\n"
+            "Writes the gradients of the loss, averaged over the batch as PyTorch does, with\n"
+            "respect to every parameter, at the weights in FILE, for training samples\n"
+            "FIRST .. FIRST+COUNT-1 in file order (no shuffling), as one batch.  G holds one\n"
+            "tensor per parameter under its own name (\"fc1.weight\", \"conv2.bias\") and shape:\n"
+            "fp32, or --dtype in O3 (the gradient the optimizer reads).  No loss scale.\n"
+            "Prints the batch's loss.\n"
+            "\n");
+    cli_print_options(out, grad_options, 22);
     fprintf(
         out,
-        "usage: ampscope grad --net NET --init FILE.safetensors --samples FIRST:COUNT\n"
-        "                     --out G.safetensors [options]\n"
-        "\n"
-        "Writes the gradients of the loss, averaged over the batch as PyTorch does, with\n"
-        "respect to every parameter, at the weights in FILE, for training samples\n"
-        "FIRST .. FIRST+COUNT-1 in file order (no shuffling), as one batch.  G holds one\n"
-        "tensor per parameter under its own name (\"fc1.weight\", \"conv2.bias\") and shape:\n"
-        "fp32, or --dtype in O3 (the gradient the optimizer reads).  No loss scale.\n"
-        "Prints the batch's loss.\n"
-        "\n"
-        "  --net NET           simplenet, lenet5 or mlp\n"
-        "  --init FILE         the weights: a safetensors file with each parameter's tensor\n"
-        "                      (F32, F16 or BF16), e.g. from PyTorch's save_file or an\n"
-        "                      ampscope checkpoint.safetensors\n"
-        "  --samples F:C       C >= 1 training samples from index F (counted from 0)\n"
-        "  --out G             the gradients (written atomically)\n"
-        "  --mode M            O0 (default), O1, O2, O3: where the net computes (see train)\n"
-        "  --dtype T           fp16 (default) or bf16, for O1..O3\n"
-        "  --width N, --depth N  simplenet's width (4096) and number of layers (3)\n"
-        "  --seed N            simplenet: the synthetic data's seed (default 1)\n"
-        "  --backend B         cpu, cuda or auto (default)\n"
-        "  --data DIR          Fashion-MNIST IDX files (lenet5, mlp; default Debian's\n"
-        "                      dataset-fashion-mnist); lenet5 reads them padded to 32x32\n"
         "\n"
         "simplenet's samples are those `ampscope train --net simplenet` draws with the same\n"
         "--seed and --width: synthetic sample i does not depend on how many are drawn, so\n"
@@ -97,15 +168,6 @@ static int want_out_dir(const char *path)
 }
 
 /* ---- the work ------------------------------------------------------------------------ */
-typedef struct grad_job {
-    const char *net_name, *init, *out, *backend, *data_dir;
-    net_size size;
-    prec_mode mode;
-    ak_dtype low;
-    uint64_t seed;
-    size_t first, count;
-} grad_job;
-
 /* The training set holding samples first .. first+count-1 (and perhaps
  * fewer: the caller checks the range against ds->count). */
 static int load_samples(const grad_job *j, const net_def *net, ds_dataset **ds)
@@ -217,55 +279,26 @@ static int run_grad(const grad_job *j, const net_def *given)
 int cmd_grad(int argc, char **argv)
 {
     cli_set_context("grad");
-    grad_job j;
-    memset(&j, 0, sizeof j);
-    j.backend = "auto";
-    j.seed = 1;
-    const char *mode = "O0", *dtype = "fp16", *samples = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (cli_is_help(a)) {
-            help(stdout);
-            return CLI_OK;
-        }
-        char key[64];
-        const int m = cli_next_option(argc, argv, &i, key, sizeof key, &v);
-        if (m < 0) return m;
-        int64_t n = 0;
-        int rc = CLI_OK;
-#define IS(s) (strcmp(key, s) == 0)
-        if (IS("net"))
-            j.net_name = v;
-        else if (IS("init"))
-            j.init = v;
-        else if (IS("out"))
-            j.out = v;
-        else if (IS("samples"))
-            samples = v;
-        else if (IS("mode"))
-            mode = v;
-        else if (IS("dtype"))
-            dtype = v;
-        else if (IS("backend"))
-            j.backend = v;
-        else if (IS("data"))
-            j.data_dir = v;
-        else if (IS("width")) {
-            if (!(rc = cli_want_int(a, v, 1, 65536, &n))) j.size.width = (size_t)n;
-        } else if (IS("depth")) {
-            if (!(rc = cli_want_int(a, v, 1, 16, &n))) j.size.depth = (int)n;
-        } else if (IS("seed")) {
-            if (!(rc = cli_want_int(a, v, 0, INT64_MAX, &n))) j.seed = (uint64_t)n;
-        } else
-            return cli_error(CLI_EINPUT, "unknown option '--%s' (see 'ampscope grad --help')", key);
-#undef IS
-        if (rc) return rc;
+    grad_args args;
+    memset(&args, 0, sizeof args);
+    args.j.backend = "auto";
+    args.j.seed = 1;
+    args.mode = "O0";
+    args.dtype = "fp16";
+    bool want_help;
+    int rc = cli_parse_options(grad_options, &args, argc, argv, &want_help, NULL);
+    if (rc) return rc;
+    if (want_help) {
+        help(stdout);
+        return CLI_OK;
     }
+    grad_job j = args.j;
+    const char *mode = args.mode, *dtype = args.dtype, *samples = args.samples;
     if (!j.net_name) return cli_error(CLI_EINPUT, "--net NET is required (%s)", net_names());
     if (!j.init) return cli_error(CLI_EINPUT, "--init FILE.safetensors is required");
     if (!samples) return cli_error(CLI_EINPUT, "--samples FIRST:COUNT is required");
     if (!j.out) return cli_error(CLI_EINPUT, "--out G.safetensors is required");
-    int rc = want_samples(samples, &j.first, &j.count);
+    rc = want_samples(samples, &j.first, &j.count);
     if (rc) return rc;
     const int pm = prec_mode_from_name(mode);
     if (pm < 0) return cli_error(CLI_EINPUT, "--mode wants O0, O1, O2 or O3, got '%s'", mode);

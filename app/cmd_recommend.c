@@ -13,31 +13,58 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "recommend.h"
 #include "record.h"
 #include "sweep.h"
 
+typedef struct recommend_args {
+    const char *grid, *base, *target, *csv;
+} recommend_args;
+
+#define F(field) offsetof(recommend_args, field)
+static const opt_spec recommend_options[] = {
+    {.name = "grid",
+     .kind = OPT_STRING,
+     .offset = F(grid),
+     .metavar = "SPEC",
+     .help = "e.g. 'factors=2,4,8;windows=100,500,2000;max-skip=0.01'\n"
+             "(default: factors 2,4,8; windows 10,20,50,100,200,500,1000,2000;\n"
+             "max-skip 0.01)"},
+    {.name = "base",
+     .kind = OPT_STRING,
+     .offset = F(base),
+     .metavar = "PRESET",
+     .help = "every other setting (initial scale, hysteresis, floor, cap) from\n"
+             "this preset (default pytorch)"},
+    {.name = "target",
+     .kind = OPT_STRING,
+     .offset = F(target),
+     .metavar = "T",
+     .help = "fp16 (default) or bf16: the format the gradients are cast to"},
+    {.name = "csv",
+     .kind = OPT_PATH,
+     .offset = F(csv),
+     .help = "also write the grid as CSV (atomically)"},
+    {.name = NULL},
+};
+#undef F
+
 static void help(FILE *out)
 {
+    fprintf(out, "usage: ampscope recommend RUN_DIR [--grid SPEC] [--base PRESET] [--target T]\n"
+                 "                          [--csv FILE]\n"
+                 "\n"
+                 "Replays every (scale_factor, scale_window) of a grid over the gradient trace of\n"
+                 "RUN_DIR (trace.csv and trace_hist.csv, written by `ampscope train`; an O0 run\n"
+                 "is the intended input) and recommends one: among the policies that skip at\n"
+                 "most the allowed fraction of steps, the one with the least underflow at the\n"
+                 "scale it holds, then the fewest steps below the best scale, then the fewest\n"
+                 "skips.  Prints the grid and the recommendation with its reasons.\n"
+                 "\n");
+    cli_print_options(out, recommend_options, 17);
     fprintf(out,
-            "usage: ampscope recommend RUN_DIR [--grid SPEC] [--base PRESET] [--target T]\n"
-            "                          [--csv FILE]\n"
-            "\n"
-            "Replays every (scale_factor, scale_window) of a grid over the gradient trace of\n"
-            "RUN_DIR (trace.csv and trace_hist.csv, written by `ampscope train`; an O0 run\n"
-            "is the intended input) and recommends one: among the policies that skip at\n"
-            "most the allowed fraction of steps, the one with the least underflow at the\n"
-            "scale it holds, then the fewest steps below the best scale, then the fewest\n"
-            "skips.  Prints the grid and the recommendation with its reasons.\n"
-            "\n"
-            "  --grid SPEC    e.g. 'factors=2,4,8;windows=100,500,2000;max-skip=0.01'\n"
-            "                 (default: factors 2,4,8; windows 10,20,50,100,200,500,1000,2000;\n"
-            "                 max-skip 0.01)\n"
-            "  --base PRESET  every other setting (initial scale, hysteresis, floor, cap) from\n"
-            "                 this preset (default pytorch)\n"
-            "  --target T     fp16 (default) or bf16: the format the gradients are cast to\n"
-            "  --csv FILE     also write the grid as CSV (atomically)\n"
             "\n"
             "RUN_DIR may instead be a sweep's folder (`ampscope sweep --out DIR` with\n"
             "scale_factor and scale_window axes): then nothing is replayed, and the choice is\n"
@@ -236,9 +263,8 @@ static int recommend_sweep(const char *dir, const char *grid_spec, bool trace_op
 int cmd_recommend(int argc, char **argv)
 {
     cli_set_context("recommend");
-    const char *dir = NULL, *grid = NULL, *base_name = "pytorch", *target_name = "fp16";
-    const char *csv = NULL;
-    bool base_given = false, target_given = false;
+    const char *dir = NULL;
+    recommend_args args = {NULL, NULL, NULL, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         if (cli_is_help(a)) {
@@ -250,21 +276,16 @@ int cmd_recommend(int argc, char **argv)
             dir = a;
             continue;
         }
-        char key[32];
-        const int m = cli_next_option(argc, argv, &i, key, sizeof key, &v);
+        const opt_spec *row;
+        char why[512];
+        const int m = cli_read_option(recommend_options, argc, argv, &i, &row, &v);
         if (m < 0) return m;
-        if (strcmp(key, "grid") == 0)
-            grid = v;
-        else if (strcmp(key, "base") == 0)
-            base_name = v, base_given = true;
-        else if (strcmp(key, "target") == 0)
-            target_name = v, target_given = true;
-        else if (strcmp(key, "csv") == 0)
-            csv = v;
-        else
-            return cli_error(CLI_EINPUT, "unknown option '--%s' (see 'ampscope recommend --help')",
-                             key);
+        if (opt_set(row, &args, v, why, sizeof why) != 0) return cli_error(CLI_EINPUT, "%s", why);
     }
+    const char *grid = args.grid, *csv = args.csv;
+    const char *base_name = args.base ? args.base : "pytorch";
+    const char *target_name = args.target ? args.target : "fp16";
+    const bool base_given = args.base != NULL, target_given = args.target != NULL;
     if (!dir)
         return cli_error(CLI_EINPUT, "RUN_DIR is required (a directory `ampscope train` wrote)");
     char sweep_json[4200];

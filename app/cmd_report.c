@@ -7,34 +7,58 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "report.h"
 #include "sweep.h"
 
+typedef struct report_args {
+    const char *out, *title, *axes;
+} report_args;
+
+#define F(field) offsetof(report_args, field)
+static const opt_spec report_options[] = {
+    {.name = "out",
+     .kind = OPT_DIR,
+     .offset = F(out),
+     .help = "the report's folder (created if missing)"},
+    {.name = "title",
+     .kind = OPT_STRING,
+     .offset = F(title),
+     .metavar = "T",
+     .help = "the page's title (default \"ampscope report\")"},
+    {.name = "axes",
+     .kind = OPT_STRING,
+     .offset = F(axes),
+     .metavar = "X,Y",
+     .help = "a sweep's heatmap axes, x then y (default: the grid's first two;\n"
+             "a grid of one axis draws one row); --axes X sets x only"},
+    {.name = NULL},
+};
+#undef F
+
 static void help(FILE *out)
 {
+    fprintf(out,
+            "usage: ampscope report RUN_DIR... --out DIR [--title T] [--axes X,Y]\n"
+            "\n"
+            "Draws the figures of one or more training runs (`ampscope train --out RUN_DIR`)\n"
+            "and writes DIR/index.html: a table of the runs, the training loss and test\n"
+            "accuracy, the loss scale with the skipped steps, gradient histograms over fp16's\n"
+            "and bf16's ranges, the flushed-to-zero fraction of each layer's gradients and the\n"
+            "lost weight updates, every run overlaid.  Each figure is a PNG and an SVG drawn\n"
+            "by gnuplot from a CSV beside it; DIR/plots/ holds the scripts, so any figure can\n"
+            "be redrawn by hand (the command is under it on the page).\n"
+            "\n"
+            "A RUN_DIR may be a sweep's folder (`ampscope sweep --out DIR`, with sweep.json):\n"
+            "it gets heatmaps of the final test accuracy, the skipped steps and the mean\n"
+            "underflow fraction over two of its grid's axes (from its summary.csv; runs that\n"
+            "ended ok or diverged; averaged over the other axes, as the caption says), and its\n"
+            "table of runs.\n"
+            "\n");
+    cli_print_options(out, report_options, 15);
     fprintf(
         out,
-        "usage: ampscope report RUN_DIR... --out DIR [--title T] [--axes X,Y]\n"
-        "\n"
-        "Draws the figures of one or more training runs (`ampscope train --out RUN_DIR`)\n"
-        "and writes DIR/index.html: a table of the runs, the training loss and test\n"
-        "accuracy, the loss scale with the skipped steps, gradient histograms over fp16's\n"
-        "and bf16's ranges, the flushed-to-zero fraction of each layer's gradients and the\n"
-        "lost weight updates, every run overlaid.  Each figure is a PNG and an SVG drawn\n"
-        "by gnuplot from a CSV beside it; DIR/plots/ holds the scripts, so any figure can\n"
-        "be redrawn by hand (the command is under it on the page).\n"
-        "\n"
-        "A RUN_DIR may be a sweep's folder (`ampscope sweep --out DIR`, with sweep.json):\n"
-        "it gets heatmaps of the final test accuracy, the skipped steps and the mean\n"
-        "underflow fraction over two of its grid's axes (from its summary.csv; runs that\n"
-        "ended ok or diverged; averaged over the other axes, as the caption says), and its\n"
-        "table of runs.\n"
-        "\n"
-        "  --out DIR    the report's folder (created if missing)\n"
-        "  --title T    the page's title (default \"ampscope report\")\n"
-        "  --axes X,Y   a sweep's heatmap axes, x then y (default: the grid's first two;\n"
-        "               a grid of one axis draws one row); --axes X sets x only\n"
         "\n"
         "A figure whose data is missing or malformed (a missing or cut-short CSV, a missing\n"
         "column) is left out with a note on the page naming the file and column; the rest\n"
@@ -110,7 +134,7 @@ static int check_axes(const char *sweep, char ax[2][128])
 int cmd_report(int argc, char **argv)
 {
     cli_set_context("report");
-    const char *out = NULL, *title = NULL, *axes = NULL;
+    report_args args = {NULL, NULL, NULL};
     const char **runs = argc > 1 ? calloc((size_t)argc, sizeof *runs) : NULL;
     size_t n = 0;
     bool only_dirs = false; /* after "--" */
@@ -134,20 +158,15 @@ int cmd_report(int argc, char **argv)
             runs[n++] = a;
             continue;
         }
-        char key[64];
-        const int m = cli_next_option(argc, argv, &i, key, sizeof key, &v);
-        if (m < 0) {
+        const opt_spec *row;
+        char msg[512];
+        const int m = cli_read_option(report_options, argc, argv, &i, &row, &v);
+        if (m < 0)
             rc = m;
-        } else if (strcmp(key, "out") == 0) {
-            out = v;
-        } else if (strcmp(key, "title") == 0) {
-            title = v;
-        } else if (strcmp(key, "axes") == 0) {
-            axes = v;
-        } else {
-            rc = cli_error(CLI_EINPUT, "unknown option '--%s' (see 'ampscope report --help')", key);
-        }
+        else if (opt_set(row, &args, v, msg, sizeof msg) != 0)
+            rc = cli_error(CLI_EINPUT, "%s", msg);
     }
+    const char *out = args.out, *title = args.title, *axes = args.axes;
     if (rc == CLI_OK && n == 0)
         rc = cli_error(CLI_EINPUT, "no RUN_DIR given (see 'ampscope report --help')");
     if (rc == CLI_OK && (!out || !*out)) rc = cli_error(CLI_EINPUT, "--out DIR is required");

@@ -5,8 +5,65 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 #include "sweep.h"
+
+static int refuse_resume(const opt_spec *row, void *base, const char *text, char *msg, size_t len)
+{
+    (void)row, (void)base, (void)text;
+    snprintf(msg, len, "--resume is not a sweep option: the same command again resumes");
+    return OPT_EINPUT;
+}
+
+static int set_no_progress(const opt_spec *row, void *base, const char *text, char *msg, size_t len)
+{
+    (void)row, (void)text, (void)msg, (void)len;
+    ((sweep_options *)base)->progress = false;
+    return OPT_OK;
+}
+
+/* sweep's own options; any other is a train option every run is given */
+#define F(field) offsetof(sweep_options, field)
+static const opt_spec sweep_table[] = {
+    {.name = "grid",
+     .kind = OPT_STRING,
+     .offset = F(grid_text),
+     .metavar = "TEXT",
+     .help = "axes separated by spaces; an axis is a train option named with '_'\n"
+             "or '-' and its values separated by commas, e.g.\n"
+             "\"mode=O2,O3 dtype=fp16,bf16 scale_factor=2,4 seed=1,2\".  The runs\n"
+             "are the grid's points, the first axis slowest; run k trains into\n"
+             "DIR/runs/<k>-<values>."},
+    {.name = "",
+     .label = "train options",
+     .help = "any other `ampscope train` option (see its --help), given to\n"
+             "every run: --net mlp --steps 500 --loss-scale pytorch ..."},
+    {.name = "out",
+     .kind = OPT_DIR,
+     .offset = F(out_dir),
+     .help = "the sweep folder (created if missing; its parent must exist)"},
+    {.name = "jobs",
+     .kind = OPT_INT,
+     .offset = F(jobs),
+     .imin = 1,
+     .imax = 1024,
+     .help = "runs at a time on this machine, or on each MPI rank (default 1);\n"
+             "each run's BLAS uses one thread (OPENBLAS_NUM_THREADS=1 unless\n"
+             "set), so give the number of cores"},
+    {.name = "no-progress",
+     .kind = OPT_FLAG,
+     .offset = OPT_NO_FIELD,
+     .parse = set_no_progress,
+     .help = "no line per finished run on stderr"},
+    {.name = "resume",
+     .kind = OPT_DIR,
+     .offset = OPT_NO_FIELD,
+     .parse = refuse_resume,
+     .label = ""},
+    {.name = NULL},
+};
+#undef F
 
 static void help(FILE *out)
 {
@@ -23,19 +80,9 @@ static void help(FILE *out)
             "mean_underflow_frac (activation gradients flushed in the target format, mean over\n"
             "the recorded rows), lost_update_frac (lost / nonzero updates), wall_seconds,\n"
             "status (ok, diverged, failed; pending while not run) and the reason.\n"
-            "\n"
-            "  --grid TEXT    axes separated by spaces; an axis is a train option named with '_'\n"
-            "                 or '-' and its values separated by commas, e.g.\n"
-            "                 \"mode=O2,O3 dtype=fp16,bf16 scale_factor=2,4 seed=1,2\".  The runs\n"
-            "                 are the grid's points, the first axis slowest; run k trains into\n"
-            "                 DIR/runs/<k>-<values>.\n"
-            "  train options  any other `ampscope train` option (see its --help), given to\n"
-            "                 every run: --net mlp --steps 500 --loss-scale pytorch ...\n"
-            "  --out DIR      the sweep folder (created if missing; its parent must exist)\n"
-            "  --jobs N       runs at a time on this machine, or on each MPI rank (default 1);\n"
-            "                 each run's BLAS uses one thread (OPENBLAS_NUM_THREADS=1 unless\n"
-            "                 set), so give the number of cores\n"
-            "  --no-progress  no line per finished run on stderr\n"
+            "\n");
+    cli_print_options(out, sweep_table, 17);
+    fprintf(out,
             "\n"
             "Every option is checked for every point before anything runs.  Started again with\n"
             "the same command, the sweep skips the runs that finished (DIR/runs/<run>/done.json)\n"
@@ -57,34 +104,28 @@ static int parse_and_check(int argc, char **argv, sweep_options *o, char **keys)
             help(stdout);
             return 1;
         }
-        if (strcmp(a, "--no-progress") == 0) {
-            o->progress = false;
+        const opt_spec *row = strncmp(a, "--", 2) == 0 ? opt_find(sweep_table, a + 2) : NULL;
+        if (row && !opt_takes_value(row)) {
+            opt_set(row, o, NULL, NULL, 0);
             continue;
         }
-        char key[64];
+        char key[64], msg[512];
         const int m = cli_next_option(argc, argv, &i, key, sizeof key, &v);
         if (m < 0) return m;
-        int64_t n;
-        if (strcmp(key, "grid") == 0) {
-            o->grid_text = v;
-        } else if (strcmp(key, "out") == 0) {
-            o->out_dir = v;
-        } else if (strcmp(key, "jobs") == 0) {
-            const int rc = cli_want_int("--jobs", v, 1, 1024, &n);
-            if (rc) return rc;
-            o->jobs = (int)n;
-        } else if (strcmp(key, "resume") == 0) {
-            return cli_error(CLI_EINPUT,
-                             "--resume is not a sweep option: the same command again resumes");
-        } else {
-            /* a train option for every run, checked by train itself */
-            char *k = malloc(strlen(key) + 3);
-            if (!k) return cli_error(CLI_EFAIL, "out of memory");
-            sprintf(k, "--%s", key);
-            keys[o->n_shared / 2] = k;
-            o->shared[o->n_shared++] = k;
-            o->shared[o->n_shared++] = v;
+        row = opt_find(sweep_table, key);
+        if (row && !opt_takes_value(row))
+            return cli_error(CLI_EINPUT, "option --%s takes no value", key);
+        if (row) {
+            if (opt_set(row, o, v, msg, sizeof msg) != 0) return cli_error(CLI_EINPUT, "%s", msg);
+            continue;
         }
+        /* a train option for every run, checked by train itself */
+        char *k = malloc(strlen(key) + 3);
+        if (!k) return cli_error(CLI_EFAIL, "out of memory");
+        sprintf(k, "--%s", key);
+        keys[o->n_shared / 2] = k;
+        o->shared[o->n_shared++] = k;
+        o->shared[o->n_shared++] = v;
     }
     if (!o->grid_text) return cli_error(CLI_EINPUT, "--grid is required");
     if (!o->out_dir || !*o->out_dir) return cli_error(CLI_EINPUT, "--out DIR is required");

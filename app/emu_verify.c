@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_options.h"
 #include "emu_verify.h"
 #include "fast_oracle.h"
 #include "fpe.h"
@@ -38,6 +39,102 @@ typedef struct vf_counts {
     uint64_t checked[FO_MODES][2], mismatched[FO_MODES][2];
 } vf_counts;
 
+/* The command line, filled through the table below. */
+typedef struct verify_args {
+    bool exhaustive;
+    const char *op;
+    int m_lo, m_hi, t_lo, t_hi; /* the modes and tininess rules, inclusive */
+    uint32_t first, last;       /* the first operands */
+} verify_args;
+
+static bool parse_bound(const char *s, size_t len, uint32_t *out);
+
+static int set_round(const opt_spec *row, void *base, const char *value, char *msg, size_t len)
+{
+    (void)row;
+    verify_args *v = base;
+    fpe_round round;
+    if (strcmp(value, "all") == 0) {
+        v->m_lo = 0;
+        v->m_hi = FO_MODES - 1;
+    } else if (cli_parse_round(value, &round) == CLI_OK && (int)round < FO_MODES) {
+        v->m_lo = v->m_hi = (int)round;
+    } else {
+        snprintf(msg, len,
+                 "--round takes all, near_even, near_maxMag, minMag, min, max or odd, not '%s'",
+                 value);
+        return OPT_EINPUT;
+    }
+    return OPT_OK;
+}
+
+static int set_tininess(const opt_spec *row, void *base, const char *value, char *msg, size_t len)
+{
+    (void)row;
+    verify_args *v = base;
+    if (strcmp(value, "both") == 0)
+        v->t_lo = 0, v->t_hi = 1;
+    else if (strcmp(value, "after") == 0)
+        v->t_lo = v->t_hi = FPE_TININESS_AFTER;
+    else if (strcmp(value, "before") == 0)
+        v->t_lo = v->t_hi = FPE_TININESS_BEFORE;
+    else {
+        snprintf(msg, len, "--tininess takes both, after or before, not '%s'", value);
+        return OPT_EINPUT;
+    }
+    return OPT_OK;
+}
+
+static int set_first(const opt_spec *row, void *base, const char *value, char *msg, size_t len)
+{
+    (void)row;
+    verify_args *v = base;
+    const char *colon = strchr(value, ':');
+    if (!colon || !parse_bound(value, (size_t)(colon - value), &v->first) ||
+        !parse_bound(colon + 1, strlen(colon + 1), &v->last) || v->first > v->last) {
+        snprintf(msg, len,
+                 "--first takes A:B with 0 <= A <= B <= 0xFFFF (hex with 0x or decimal), not '%s'",
+                 value);
+        return OPT_EINPUT;
+    }
+    return OPT_OK;
+}
+
+#define F(field) offsetof(verify_args, field)
+static const opt_spec verify_options[] = {
+    {.name = "exhaustive", .kind = OPT_FLAG, .offset = F(exhaustive), .label = ""},
+    {.name = "op",
+     .kind = OPT_STRING,
+     .offset = F(op),
+     .metavar = "OP",
+     .help = "f16_add f16_sub f16_mul f16_div bf16_add bf16_sub bf16_mul\n"
+             "bf16_div f32_to_f16 f32_to_bf16",
+     .group = "options:"},
+    {.name = "round",
+     .kind = OPT_CUSTOM,
+     .offset = OPT_NO_FIELD,
+     .parse = set_round,
+     .metavar = "MODE",
+     .help = "all (default) or one of near_even, near_maxMag, minMag, min,\n"
+             "max, odd (or rne, rna, rz, rd, ru, ro)"},
+    {.name = "tininess",
+     .kind = OPT_CUSTOM,
+     .offset = OPT_NO_FIELD,
+     .parse = set_tininess,
+     .metavar = "WHEN",
+     .help = "both (default), after or before"},
+    {.name = "first",
+     .kind = OPT_CUSTOM,
+     .offset = OPT_NO_FIELD,
+     .parse = set_first,
+     .metavar = "A:B",
+     .help = "only first operands (for conversions: the fp32 input's high\n"
+             "16 bits) A to B inclusive, hex (0x3C00) or decimal; default\n"
+             "0:0xFFFF.  Each takes all 65536 second operands (low bits)"},
+    {.name = NULL},
+};
+#undef F
+
 static void verify_help(FILE *out)
 {
     fprintf(out,
@@ -50,16 +147,8 @@ static void verify_help(FILE *out)
             "and the mismatches, the first mismatches in full and a total; exit status 1 on\n"
             "any mismatch.  Under mpirun the first operands are dealt out over the ranks:\n"
             "  mpirun -np 8 ampscope emu verify --exhaustive --op f16_mul --round all\n"
-            "\n"
-            "options:\n"
-            "  --op OP           f16_add f16_sub f16_mul f16_div bf16_add bf16_sub bf16_mul\n"
-            "                    bf16_div f32_to_f16 f32_to_bf16\n"
-            "  --round MODE      all (default) or one of near_even, near_maxMag, minMag, min,\n"
-            "                    max, odd (or rne, rna, rz, rd, ru, ro)\n"
-            "  --tininess WHEN   both (default), after or before\n"
-            "  --first A:B       only first operands (for conversions: the fp32 input's high\n"
-            "                    16 bits) A to B inclusive, hex (0x3C00) or decimal; default\n"
-            "                    0:0xFFFF.  Each takes all 65536 second operands (low bits)\n");
+            "\n");
+    cli_print_options(out, verify_options, 20);
 }
 
 /* A 16-bit bound: 0x-prefixed hex or decimal. */
@@ -125,58 +214,26 @@ static bool launched_by_mpi(void)
 static int verify_parse(int argc, char **argv, int *k, int *m_lo, int *m_hi, int *t_lo, int *t_hi,
                         uint32_t *first, uint32_t *last, bool *help)
 {
-    bool exhaustive = false;
-    const char *op = NULL;
+    verify_args v = {false, NULL, *m_lo, *m_hi, *t_lo, *t_hi, *first, *last};
     for (int i = 1; i < argc; i++) {
-        const char *value;
-        int m;
         if (cli_is_help(argv[i])) {
             *help = true;
             return CLI_OK;
-        } else if (strcmp(argv[i], "--exhaustive") == 0) {
-            exhaustive = true;
-        } else if ((m = cli_option_value(argc, argv, &i, "op", &value)) != 0) {
-            if (m < 0) return m;
-            op = value;
-        } else if ((m = cli_option_value(argc, argv, &i, "round", &value)) != 0) {
-            if (m < 0) return m;
-            fpe_round round;
-            if (strcmp(value, "all") == 0) {
-                *m_lo = 0;
-                *m_hi = FO_MODES - 1;
-            } else if (cli_parse_round(value, &round) == CLI_OK && (int)round < FO_MODES) {
-                *m_lo = *m_hi = (int)round;
-            } else {
-                return cli_error(CLI_EINPUT,
-                                 "--round takes all, near_even, near_maxMag, minMag, min, max or "
-                                 "odd, not '%s'",
-                                 value);
-            }
-        } else if ((m = cli_option_value(argc, argv, &i, "tininess", &value)) != 0) {
-            if (m < 0) return m;
-            if (strcmp(value, "both") == 0)
-                *t_lo = 0, *t_hi = 1;
-            else if (strcmp(value, "after") == 0)
-                *t_lo = *t_hi = FPE_TININESS_AFTER;
-            else if (strcmp(value, "before") == 0)
-                *t_lo = *t_hi = FPE_TININESS_BEFORE;
-            else
-                return cli_error(CLI_EINPUT, "--tininess takes both, after or before, not '%s'",
-                                 value);
-        } else if ((m = cli_option_value(argc, argv, &i, "first", &value)) != 0) {
-            if (m < 0) return m;
-            const char *colon = strchr(value, ':');
-            if (!colon || !parse_bound(value, (size_t)(colon - value), first) ||
-                !parse_bound(colon + 1, strlen(colon + 1), last) || *first > *last)
-                return cli_error(CLI_EINPUT,
-                                 "--first takes A:B with 0 <= A <= B <= 0xFFFF (hex with 0x or "
-                                 "decimal), not '%s'",
-                                 value);
-        } else {
+        }
+        const opt_spec *row;
+        const char *value;
+        const int m = cli_match_option(verify_options, argc, argv, &i, &row, &value);
+        if (m < 0) return m;
+        if (m == 0)
             return cli_error(CLI_EINPUT, "unknown option '%s' (see 'ampscope emu verify --help')",
                              argv[i]);
-        }
+        char msg[512];
+        if (opt_set(row, &v, value, msg, sizeof msg) != 0) return cli_error(CLI_EINPUT, "%s", msg);
     }
+    const bool exhaustive = v.exhaustive;
+    const char *op = v.op;
+    *m_lo = v.m_lo, *m_hi = v.m_hi, *t_lo = v.t_lo, *t_hi = v.t_hi;
+    *first = v.first, *last = v.last;
     if (!exhaustive)
         return cli_error(CLI_EINPUT, "--exhaustive is required (the only kind of check so far)");
     if (!op) return cli_error(CLI_EINPUT, "--op is required (see 'ampscope emu verify --help')");

@@ -1,9 +1,10 @@
 /* reproduce.c: the studies behind the report (`ampscope reproduce`).
  *
- * Each study trains what it needs through `ampscope train`'s own command
- * line (cmd_train, in process), so every run directory under OUT/runs is an
- * ordinary record that `ampscope report` and `ampscope recommend` read too,
- * and its run.json holds the exact options.  A finished run (run.json with
+ * Each study trains what it needs through the training library, its options
+ * set by name through train's own table (topt_set, as the command line sets
+ * them) and run in process (train_run), so every run directory under OUT/runs
+ * is an ordinary record that `ampscope report` and `ampscope recommend` read
+ * too, and its run.json holds the exact options.  A finished run (run.json with
  * an end time and the wall_seconds file this writer adds) is reused when
  * reproduce is started again on the same OUT; an unfinished one is removed
  * and trained again, so an interrupted reproduce resumes at run granularity.
@@ -24,17 +25,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
-#include "cli.h"
-#include "commands.h"
 #include "fpe.h"
 #include "precision_stats.h"
 #include "recommend.h"
 #include "record.h"
 #include "replay.h"
 #include "report.h"
+#include "train.h"
+#include "train_options.h"
 #include "util.h"
 
 /* ---- sizes per level ----------------------------------------------------------------- */
@@ -103,21 +105,35 @@ static bool finished(study *s, const char *name, double *seconds)
     return got && ended;
 }
 
-/* Trains runs/name with `ampscope train OPTIONS --out OUT/runs/name`,
- * OPTIONS a printf format of space-separated words (no word holds a space);
- * *seconds the wall time of the training (NULL: not wanted).  0, or a CLI
- * status with the reason in s->msg. */
-static int train(study *s, const char *name, double *seconds, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-static int train(study *s, const char *name, double *seconds, const char *fmt, ...)
+/* Sets train's options from name, text pairs (a NULL name ends them), then
+ * the study's --backend, --data, --no-progress and --out dir, in that order
+ * (run.json records them so).  0, or TRAIN_EINPUT with the reason in msg. */
+static int set_options(const study *s, train_options *o, const char *dir, va_list ap, char *msg,
+                       size_t msg_len)
+{
+    int rc = TRAIN_OK;
+    for (const char *key; !rc && (key = va_arg(ap, const char *));) {
+        const char *text = va_arg(ap, const char *);
+        rc = topt_set(o, key, text, msg, msg_len);
+    }
+    if (!rc) rc = topt_set(o, "backend", s->o->backend, msg, msg_len);
+    if (!rc && s->o->data_dir) rc = topt_set(o, "data", s->o->data_dir, msg, msg_len);
+    if (!rc) rc = topt_set(o, "no-progress", NULL, msg, msg_len);
+    if (!rc) rc = topt_set(o, "out", dir, msg, msg_len);
+    if (!rc) rc = topt_finish(o, msg, msg_len);
+    return rc;
+}
+
+/* Trains runs/name with train's options given as name, text pairs after
+ * seconds, ended by NULL (set_options); *seconds the wall time of the
+ * training (NULL: not wanted).  0, or a REPRO_E* status with the reason in
+ * s->msg. */
+static int train(study *s, const char *name, double *seconds, ...)
 {
     double wall = 0;
     if (s->interrupted) {
         snprintf(s->msg, sizeof s->msg, "not trained: reproduce was interrupted");
-        return CLI_EFAIL;
+        return REPRO_EFAIL;
     }
     if (finished(s, name, &wall)) {
         progress(s, "%s: reusing the finished run", name);
@@ -129,48 +145,45 @@ static int train(study *s, const char *name, double *seconds, const char *fmt, .
     if (access(dir, F_OK) == 0 && ut_remove_tree(dir) != 0) {
         snprintf(s->msg, sizeof s->msg, "%.900s: cannot remove the unfinished run: %s", dir,
                  strerror(errno));
-        return CLI_EFAIL;
+        return REPRO_EFAIL;
     }
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    const char *argv[64];
-    int argc = 0;
-    argv[argc++] = "train";
-    for (char *save = NULL, *w = strtok_r(line, " ", &save); w && argc < 54;
-         w = strtok_r(NULL, " ", &save))
-        argv[argc++] = w;
-    argv[argc++] = "--backend";
-    argv[argc++] = s->o->backend;
-    if (s->o->data_dir) {
-        argv[argc++] = "--data";
-        argv[argc++] = s->o->data_dir;
+    /* large (the options as given): not on the stack */
+    train_options *o = malloc(sizeof *o);
+    if (!o) {
+        snprintf(s->msg, sizeof s->msg, "out of memory");
+        return REPRO_EFAIL;
     }
-    argv[argc++] = "--no-progress";
-    argv[argc++] = "--out";
-    argv[argc++] = dir;
-    argv[argc] = NULL;
+    train_options_default(o);
+    o->version = s->o->version;
+    o->git_revision = s->o->git_revision;
+    o->progress = true;
+    char msg[1024];
     progress(s, "%s: training", name);
-    const double t = ut_seconds();
-    fflush(stdout);
-    const int rc = cmd_train(argc, (char **)argv);
-    wall = ut_seconds() - t;
-    cli_set_context("reproduce");
-    if (rc != 0 && rc != CLI_EDIVERGED) {
+    va_list ap;
+    va_start(ap, seconds);
+    int rc = set_options(s, o, dir, ap, msg, sizeof msg);
+    va_end(ap);
+    if (!rc) {
+        const double t = ut_seconds();
+        fflush(stdout);
+        rc = train_run(o, msg, sizeof msg);
+        wall = ut_seconds() - t;
+    }
+    free(o);
+    if (rc != TRAIN_OK && rc != TRAIN_DIVERGED) {
         /* train finishes the step, keeps the record and reports the signal */
-        if (strstr(cli_error_message(), "interrupted by signal")) s->interrupted = true;
-        snprintf(s->msg, sizeof s->msg, "run %s: %s", name, cli_error_message());
-        return rc;
+        if (rc == TRAIN_INTERRUPTED) s->interrupted = true;
+        /* at most what the program's one message holds, as before */
+        snprintf(s->msg, sizeof s->msg, "run %s: %.511s", name, msg);
+        return rc == TRAIN_EINPUT ? REPRO_EINPUT : REPRO_EFAIL;
     }
     char f[4200], text[64];
     snprintf(f, sizeof f, "%s/wall_seconds", dir);
     snprintf(text, sizeof text, "%.6f\n", wall);
     af_file af;
-    if (af_begin(&af, f, s->msg, sizeof s->msg) != 0) return CLI_EFAIL;
+    if (af_begin(&af, f, s->msg, sizeof s->msg) != 0) return REPRO_EFAIL;
     af_put(&af, text, strlen(text));
-    if (af_commit(&af, s->msg, sizeof s->msg) != 0) return CLI_EFAIL;
+    if (af_commit(&af, s->msg, sizeof s->msg) != 0) return REPRO_EFAIL;
     if (seconds) *seconds = wall;
     return 0;
 }
@@ -341,10 +354,9 @@ static void study_formats(study *s)
 static int train_mlp_o0(study *s)
 {
     const level_plan *p = s->plan;
-    return train(s, "mlp-o0", NULL,
-                 "--net mlp --mode O0 --steps %s --subset %s --stats-every %s --hist-every %s "
-                 "--seed 1",
-                 p->mlp_steps, p->mlp_subset, p->stats_every, p->hist_every);
+    return train(s, "mlp-o0", NULL, "net", "mlp", "mode", "O0", "steps", p->mlp_steps, "subset",
+                 p->mlp_subset, "stats-every", p->stats_every, "hist-every", p->hist_every, "seed",
+                 "1", NULL);
 }
 
 static const char *kind_label(rec_kind k)
@@ -356,15 +368,13 @@ static void study_underflow(study *s)
 {
     const level_plan *p = s->plan;
     rp_section(s->rep, "underflow", "Underflow: which gradients fp16 and bf16 lose");
-    if (train(s, "lenet5-o0", NULL,
-              "--net lenet5 --mode O0 --steps %s --stats-every %s --hist-every %s "
-              "--trace-every 0 --seed 1",
-              p->lenet_steps, p->stats_every, p->hist_every) != 0 ||
+    if (train(s, "lenet5-o0", NULL, "net", "lenet5", "mode", "O0", "steps", p->lenet_steps,
+              "stats-every", p->stats_every, "hist-every", p->hist_every, "trace-every", "0",
+              "seed", "1", NULL) != 0 ||
         train_mlp_o0(s) != 0 ||
-        train(s, "simplenet-o0", NULL,
-              "--net simplenet --width %s --batch %s --mode O0 --steps %s --stats-every 0 "
-              "--hist-every 10 --trace-every 0",
-              p->sn_width, p->sn_batch, p->sn_steps) != 0) {
+        train(s, "simplenet-o0", NULL, "net", "simplenet", "width", p->sn_width, "batch",
+              p->sn_batch, "mode", "O0", "steps", p->sn_steps, "stats-every", "0", "hist-every",
+              "10", "trace-every", "0", NULL) != 0) {
         section_failed(s, "the O0 runs of the underflow study");
         return;
     }
@@ -540,13 +550,13 @@ static void study_rounding(study *s)
 {
     const level_plan *p = s->plan;
     rp_section(s->rep, "rounding", "Rounding error: weight updates that fp16 loses");
-    static const char simplenet_lr[] =
-        "--net simplenet --width %s --batch %s --mode %s --dtype fp16 --loss-scale pytorch "
-        "--lr 1e-4 --steps %s --stats-every 1 --hist-every 0 --trace-every 0";
-    if (train(s, "simplenet-o3-fp16", NULL, simplenet_lr, p->sn_width, p->sn_batch, "O3",
-              p->sn_steps) != 0 ||
-        train(s, "simplenet-o2-fp16", NULL, simplenet_lr, p->sn_width, p->sn_batch, "O2",
-              p->sn_steps) != 0) {
+#define SIMPLENET_LR(mode)                                                                         \
+    "net", "simplenet", "width", p->sn_width, "batch", p->sn_batch, "mode", mode, "dtype", "fp16", \
+        "loss-scale", "pytorch", "lr", "1e-4", "steps", p->sn_steps, "stats-every", "1",           \
+        "hist-every", "0", "trace-every", "0", NULL
+    if (train(s, "simplenet-o3-fp16", NULL, SIMPLENET_LR("O3")) != 0 ||
+        train(s, "simplenet-o2-fp16", NULL, SIMPLENET_LR("O2")) != 0) {
+#undef SIMPLENET_LR
         section_failed(s, "the simplenet runs of the rounding study");
         return;
     }
@@ -589,13 +599,13 @@ static void study_rounding(study *s)
     rp_figure(s->rep, "lines.gp", "rounding_loss", "Training loss of O3 and O2", rv);
 
     /* bf16 updates: nearest against stochastic rounding (O3, no masters) */
-    static const char bf16_o3[] =
-        "--net mlp --mode O3 --dtype bf16 --lr 0.01 --steps %s --subset %s --stats-every %s "
-        "--hist-every 0 --trace-every 0 --stochastic-rounding %s";
-    if (train(s, "mlp-o3-bf16-rne", NULL, bf16_o3, p->mlp_steps, p->mlp_subset, p->stats_every,
-              "off") != 0 ||
-        train(s, "mlp-o3-bf16-sr", NULL, bf16_o3, p->mlp_steps, p->mlp_subset, p->stats_every,
-              "on") != 0) {
+#define BF16_O3(sr)                                                                                \
+    "net", "mlp", "mode", "O3", "dtype", "bf16", "lr", "0.01", "steps", p->mlp_steps, "subset",    \
+        p->mlp_subset, "stats-every", p->stats_every, "hist-every", "0", "trace-every", "0",       \
+        "stochastic-rounding", sr, NULL
+    if (train(s, "mlp-o3-bf16-rne", NULL, BF16_O3("off")) != 0 ||
+        train(s, "mlp-o3-bf16-sr", NULL, BF16_O3("on")) != 0) {
+#undef BF16_O3
         section_failed(s, "the bf16 rounding runs");
         return;
     }
@@ -651,11 +661,10 @@ static void study_modes(study *s)
     for (int i = 0; i < 7; i++) {
         double sec;
         rec_run_summary r;
-        if (train(s, modes[i].name, &sec,
-                  "--net mlp --mode %s --dtype %s --loss-scale %s --steps %s --subset %s "
-                  "--stats-every 0 --hist-every 0 --trace-every 0 --seed 1",
-                  modes[i].mode, modes[i].dtype, modes[i].scale, p->mlp_steps,
-                  p->mlp_subset) != 0 ||
+        if (train(s, modes[i].name, &sec, "net", "mlp", "mode", modes[i].mode, "dtype",
+                  modes[i].dtype, "loss-scale", modes[i].scale, "steps", p->mlp_steps, "subset",
+                  p->mlp_subset, "stats-every", "0", "hist-every", "0", "trace-every", "0", "seed",
+                  "1", NULL) != 0 ||
             summarize(s, modes[i].name, &r) != 0) {
             csv_abort(&c);
             goto fail;
@@ -812,11 +821,10 @@ static void study_scalers(study *s)
         char name[64];
         snprintf(name, sizeof name, "mlp-O2-f%s-w%s", pts[i].factor, pts[i].window);
         rec_run_summary r;
-        if (train(s, name, NULL,
-                  "--net mlp --mode O2 --dtype fp16 --loss-scale dynamic --init-scale 65536 "
-                  "--scale-factor %s --scale-window %s --steps %s --subset %s --stats-every 0 "
-                  "--hist-every 0 --trace-every 0 --seed 1",
-                  pts[i].factor, pts[i].window, p->mlp_steps, p->mlp_subset) != 0 ||
+        if (train(s, name, NULL, "net", "mlp", "mode", "O2", "dtype", "fp16", "loss-scale",
+                  "dynamic", "init-scale", "65536", "scale-factor", pts[i].factor, "scale-window",
+                  pts[i].window, "steps", p->mlp_steps, "subset", p->mlp_subset, "stats-every", "0",
+                  "hist-every", "0", "trace-every", "0", "seed", "1", NULL) != 0 ||
             summarize(s, name, &r) != 0) {
             csv_abort(&v);
             break;
@@ -869,18 +877,18 @@ int reproduce_run(const repro_options *o, char *msg, size_t msg_len)
     s.plan = &plans[o->level];
     s.t0 = ut_seconds();
     if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST)
-        return ut_fail(msg, msg_len, CLI_EINPUT, "--out %s: %s", o->out_dir, strerror(errno));
+        return ut_fail(msg, msg_len, REPRO_EINPUT, "--out %s: %s", o->out_dir, strerror(errno));
     char runs[4096];
     path_of(&s, runs, sizeof runs, "runs", NULL);
     if (mkdir(runs, 0777) != 0 && errno != EEXIST)
-        return ut_fail(msg, msg_len, CLI_EFAIL, "%s: %s", runs, strerror(errno));
+        return ut_fail(msg, msg_len, REPRO_EFAIL, "%s: %s", runs, strerror(errno));
     if (o->progress)
         fprintf(stderr, "ampscope reproduce --%s: expect about %.0f minutes on a 2-core CPU\n",
                 s.plan->name, s.plan->est_minutes);
     char title[128];
     snprintf(title, sizeof title, "ampscope: mixed-precision studies (--%s)", s.plan->name);
     s.rep = rp_open(o->out_dir, title, msg, msg_len);
-    if (!s.rep) return CLI_EFAIL;
+    if (!s.rep) return REPRO_EFAIL;
     study_formats(&s);
     study_underflow(&s);
     study_rounding(&s);
@@ -888,19 +896,19 @@ int reproduce_run(const repro_options *o, char *msg, size_t msg_len)
     study_scalers(&s);
     const int rc = rp_close(s.rep, msg, msg_len);
     if (s.interrupted)
-        return ut_fail(msg, msg_len, CLI_EFAIL,
+        return ut_fail(msg, msg_len, REPRO_EFAIL,
                        "interrupted: the report in %s is partial; run the same command again to "
                        "finish it (finished runs are reused)",
                        o->out_dir);
     progress(&s, "report: %s/index.html", o->out_dir);
     if (rc == RP_ENOGNUPLOT)
-        return ut_fail(msg, msg_len, CLI_EFAIL,
+        return ut_fail(msg, msg_len, REPRO_EFAIL,
                        "gnuplot is not installed, so the report has no figures (CSV files and "
                        "tables are in %s): install it with apt-get install gnuplot-nox",
                        o->out_dir);
-    if (rc != RP_OK) return CLI_EFAIL;
+    if (rc != RP_OK) return REPRO_EFAIL;
     if (s.failures)
-        return ut_fail(msg, msg_len, CLI_EFAIL, "%d part(s) of the report could not be made",
+        return ut_fail(msg, msg_len, REPRO_EFAIL, "%d part(s) of the report could not be made",
                        s.failures);
     return 0;
 }

@@ -1,7 +1,8 @@
 /* train.h: training a reference network under a precision mode and a
  * loss-scale policy, with the numerical record of every step (train_*.c;
- * train_internal.h says which file does what).
- * `ampscope train` (cmd_train.c) fills train_options from its command line. */
+ * train_internal.h says which file does what).  train_options is filled
+ * option by option through its table (train_options.h): by `ampscope
+ * train`'s command line and by the studies. */
 #ifndef AMPSCOPE_TRAIN_H
 #define AMPSCOPE_TRAIN_H
 
@@ -39,6 +40,12 @@ int train_fault_parse(const char *spec, train_fault *faults, int *n_faults, char
 /* The fault of step (the first clause that names it), or TRAIN_FAULT_NONE. */
 train_fault_kind train_fault_at(const train_fault *faults, int n_faults, int64_t step);
 
+/* An option as given: its name (without "--") and its text (NULL for a flag). */
+typedef struct train_given {
+    const char *key, *text;
+} train_given;
+#define TRAIN_MAX_GIVEN 256
+
 typedef struct train_options {
     const char *net;
     net_size size;          /* simplenet: --width, --depth */
@@ -70,9 +77,10 @@ typedef struct train_options {
     train_fault faults[TRAIN_MAX_FAULTS]; /* --fault (testing) */
     int n_faults;
     const char *version, *git_revision;
-    /* the command line, recorded in run.json */
-    int argc;
-    char **argv;
+    /* the options as given, in order (topt_set): run.json records them, then what the
+     * defaults resolved to */
+    train_given given[TRAIN_MAX_GIVEN];
+    int n_given;
 } train_options;
 
 /* Exit-status classes of a run. */

@@ -163,11 +163,9 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     if (!rc && !o.resume) {
         rec_run_set_start(r.record, (int64_t)time(NULL));
         /* the options as given, then what the defaults resolved to */
-        for (int i = 0; i + 1 < o.argc; i++)
-            if (strncmp(o.argv[i], "--", 2) == 0 && o.argv[i + 1][0] != '-') {
-                rec_run_set_string(r.record, o.argv[i] + 2, o.argv[i + 1]);
-                i++;
-            }
+        for (int i = 0; i < o.n_given; i++)
+            if (o.given[i].text && o.given[i].text[0] != '-') /* as the argv scan took them */
+                rec_run_set_string(r.record, o.given[i].key, o.given[i].text);
         rec_run_set_string(r.record, "net", r.net.name);
         rec_run_set_string(r.record, "mode", prec_mode_name(o.prec.mode));
         rec_run_set_string(r.record, "dtype", ak_dtype_name(o.prec.low));
