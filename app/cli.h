@@ -5,7 +5,7 @@
  * Error style (docs/ARCHITECTURE.md): a function returns an int status,
  * 0 on success or a negative CLI_E* code, after recording one message with
  * cli_error().  Only main() prints that message and turns the status into
- * the exit status: CLI_EINPUT -> 2, anything else -> 1.
+ * the exit status: CLI_EINPUT -> 2, CLI_EDIVERGED -> 3, anything else -> 1.
  */
 #ifndef AMPSCOPE_CLI_H
 #define AMPSCOPE_CLI_H

@@ -4,11 +4,11 @@
 #ifndef AMPSCOPE_COMMANDS_H
 #define AMPSCOPE_COMMANDS_H
 
-int cmd_emu(int argc, char **argv);   /* cmd_emu.c */
-int cmd_bench(int argc, char **argv); /* cmd_bench.c */
-int cmd_train(int argc, char **argv); /* cmd_train.c */
-int cmd_grad(int argc, char **argv);  /* cmd_grad.c */
-int cmd_report(int argc, char **argv); /* cmd_report.c */
+int cmd_emu(int argc, char **argv);       /* cmd_emu.c */
+int cmd_bench(int argc, char **argv);     /* cmd_bench.c */
+int cmd_train(int argc, char **argv);     /* cmd_train.c */
+int cmd_grad(int argc, char **argv);      /* cmd_grad.c */
+int cmd_report(int argc, char **argv);    /* cmd_report.c */
 int cmd_reproduce(int argc, char **argv); /* cmd_reproduce.c */
 int cmd_recommend(int argc, char **argv); /* cmd_recommend.c */
 int cmd_sweep(int argc, char **argv);     /* cmd_sweep.c */

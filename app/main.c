@@ -1,7 +1,7 @@
 /* main.c: the ampscope program: a table of subcommands, git style.
  *
  * Only this file prints an error and picks the exit status (cli.h):
- * 0 success, 2 bad input, 1 anything else.
+ * 0 success, 2 bad input, 3 a training run diverged, 1 anything else.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -25,11 +25,15 @@ static const struct command {
     {"emu", cmd_emu, "the bit-exact fp16/bf16/fp32 emulator: TestFloat interface, calculator"},
     {"train", cmd_train, "train a reference network under a precision mode and loss-scale policy"},
     {"grad", cmd_grad, "the gradients of a net at given weights on given samples (safetensors)"},
-    {"report", cmd_report, "figures and index.html for run directories (report RUN_DIR... --out DIR)"},
-    {"reproduce", cmd_reproduce, "the studies behind the report: trains, analyses, writes DIR/index.html"},
+    {"report", cmd_report,
+     "figures and index.html for run directories (report RUN_DIR... --out DIR)"},
+    {"reproduce", cmd_reproduce,
+     "the studies behind the report: trains, analyses, writes DIR/index.html"},
     {"sweep", cmd_sweep, "train a grid of runs: local processes, or MPI ranks under mpirun"},
-    {"recommend", cmd_recommend, "scale_window and scale_factor chosen by replaying a run's gradient trace"},
-    {"bench", cmd_bench, "benchmarks: the emulator, the kernels, training steps (bench emu|kernels|train)"},
+    {"recommend", cmd_recommend,
+     "scale_window and scale_factor chosen by replaying a run's gradient trace"},
+    {"bench", cmd_bench,
+     "benchmarks: the emulator, kernels, training steps, sweeps (bench emu|kernels|train|sweep)"},
     {"help", cmd_help, "list the commands, or show one command's help"},
     {"version", cmd_version, "print the version"},
 };
@@ -49,8 +53,10 @@ static void usage(FILE *out)
                  "commands:\n");
     for (size_t i = 0; i < COMMAND_COUNT; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n'ampscope help COMMAND' or 'ampscope COMMAND --help' shows a command's help.\n"
-                 "exit status: 0 success, 2 bad input, 3 a training run diverged, 1 any other failure.\n");
+    fprintf(
+        out,
+        "\n'ampscope help COMMAND' or 'ampscope COMMAND --help' shows a command's help.\n"
+        "exit status: 0 success, 2 bad input, 3 a training run diverged, 1 any other failure.\n");
 }
 
 /* `ampscope help CMD [SUB...]` is `ampscope CMD [SUB...] --help`. */

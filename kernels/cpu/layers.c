@@ -16,7 +16,7 @@ LOOP_INLINE void bias_add_loop(int F, ak_tensor y, ak_tensor bias, size_t rows, 
         for (size_t c = 0; c < cols; c++) {
             const uint32_t v = ak_load_bits(fy, y.data, row + c);
             ak_store_bits(fy, y.data, row + c,
-                           ak_bias_add_elem(fy, fb, v, ak_load_bits(fb, bias.data, c)));
+                          ak_bias_add_elem(fy, fb, v, ak_load_bits(fb, bias.data, c)));
         }
     }
 }

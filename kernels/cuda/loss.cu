@@ -178,7 +178,7 @@ __global__ void mse_partial_kernel(ak_tensor pred, ak_tensor target, const float
         s += d * d;
         if (dpred.data)
             ak_store_bits(fd, dpred.data, i,
-                           ak_layer_from_f64(fd, ak_mse_grad(d, pred.n, g_scale)));
+                          ak_layer_from_f64(fd, ak_mse_grad(d, pred.n, g_scale)));
     }
     s = block_sum(s, shared_sum);
     if (threadIdx.x == 0) partial[blockIdx.x] = s;

@@ -297,10 +297,12 @@ START_TEST(recommend_rejects)
     an_recommendation rec;
     char msg[512];
     ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g, NULL, msg, sizeof msg), AN_EINVAL);
-    ck_assert_int_eq(an_recommend(NULL, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
+    ck_assert_int_eq(an_recommend(NULL, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg),
+                     AN_EINVAL);
     ASSERT_MSG(msg, "trace, policy or grid is NULL");
     ck_assert_ptr_null(rec.points);
-    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, NULL, &rec, msg, sizeof msg), AN_EINVAL);
+    ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, NULL, &rec, msg, sizeof msg),
+                     AN_EINVAL);
     ck_assert_int_eq(ak_scaler_preset("fixed", &policy, NULL, 0), 0);
     ck_assert_int_eq(an_recommend(&t, &policy, FPE_FMT_F16, &g, &rec, msg, sizeof msg), AN_EINVAL);
     ASSERT_MSG(msg, "the base policy is fixed, not dynamic");
