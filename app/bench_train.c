@@ -2,7 +2,7 @@
  * each precision mode beside O0's on the same backend, measured in the
  * same run.
  *
- * A step is what train.c's train_step runs between its batch and its
+ * A step is what train_step.c's train_step runs between its batch and its
  * record: the batch copied to the backend, forward and backward with the
  * loss scale (model.c), the fused unscale + finite check, the loss-scale
  * rule, and the optimizer's update of every parameter.  The statistics and
@@ -307,7 +307,7 @@ static int run_setup(tbench *t, const tb_mode *md, tb_run *r)
     return CLI_OK;
 }
 
-/* One training step on gathered batch k (train.c's train_step, steps 1-5
+/* One training step on gathered batch k (train_step.c's train_step, steps 1-5
  * and 7-9).  Returns an ak status. */
 static int run_step(tbench *t, tb_run *r, size_t k)
 {

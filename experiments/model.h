@@ -2,7 +2,7 @@
  * parameters (in every copy the precision plan asks for), activations and
  * gradients, and the forward and backward passes: the net's layers in
  * order, each through its kind's row (layers/layer.h), with the casts the
- * plan asks for between them.  The training loop (train.c) drives it;
+ * plan asks for between them.  The training step (train_step.c) drives it;
  * tests check its fp32 gradients against finite differences.
  *
  * Parameter names follow PyTorch ("fc1.weight", "conv2.bias").
