@@ -1,5 +1,5 @@
 /* fuzz_testfloat.c: `ampscope emu testfloat`'s line reader and the
- * operations it runs (experiments/cmd_emu.h emu_testfloat_run).
+ * operations it runs (app/cmd_emu.h emu_testfloat_run).
  *
  * Input: byte 0 picks the function (an index into emu_functions), byte 1
  * the environment (bits 0-2 the rounding mode, bit 3 tininess before
