@@ -1,4 +1,4 @@
-/* reproduce.h: the studies behind the report (reproduce.c). */
+/* reproduce.h: the studies behind the report (reproduce/). */
 #ifndef AMPSCOPE_REPRODUCE_H
 #define AMPSCOPE_REPRODUCE_H
 
