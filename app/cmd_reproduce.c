@@ -1,5 +1,5 @@
 /* cmd_reproduce.c: `ampscope reproduce`, the studies behind the report
- * (reproduce.c). */
+ * (experiments/reproduce/). */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
