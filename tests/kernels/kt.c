@@ -109,6 +109,13 @@ void kt_buf_download(kt_buf *buf, void *host)
     ck_assert_msg(rc == AK_OK, "ak_to_host: %s", ak_error(buf->b));
 }
 
+float kt_buf_get_f32(kt_buf *buf)
+{
+    float f;
+    kt_buf_download(buf, &f);
+    return f;
+}
+
 bool kt_buf_guards_ok(kt_buf *buf)
 {
     unsigned char g[2 * KT_GUARD];

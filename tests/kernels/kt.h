@@ -54,6 +54,7 @@ typedef struct kt_buf {
 kt_buf kt_buf_alloc(ak_backend *b, size_t n, ak_dtype dtype);
 void kt_buf_upload(kt_buf *buf, const void *host); /* host: n elements */
 void kt_buf_download(kt_buf *buf, void *host);     /* host: n elements */
+float kt_buf_get_f32(kt_buf *buf);                 /* a one-element fp32 buffer */
 bool kt_buf_guards_ok(kt_buf *buf);                /* the sentinels are intact */
 void kt_buf_free(kt_buf *buf);
 /* The buffer's elements from / into one uint32_t of bits each (nothing
