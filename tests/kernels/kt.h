@@ -97,6 +97,15 @@ uint32_t kt_default_nan(ak_dtype dt);
 /* A quiet NaN of dt with a payload, to fill what an op must overwrite or
  * must not read. */
 uint32_t kt_marker_nan(ak_dtype dt);
+/* Whether bits is a NaN of dt (fpe_<fmt>_isnan). */
+bool kt_is_nan(ak_dtype dt, uint32_t bits);
+/* To fp32 (exact from fp16/bf16) and from fp32 in env's mode. */
+uint32_t kt_to_f32(ak_dtype from, uint32_t bits);
+uint32_t kt_from_f32(fpe_env *env, ak_dtype to, uint32_t bits);
+/* An element converted to another dtype, to nearest even (as ak_cast). */
+uint32_t kt_convert(ak_dtype from, ak_dtype to, uint32_t bits);
+/* n zeroed host elements (one more, so that n may be 0). */
+uint32_t *kt_bits_alloc(size_t n);
 
 /* One unit in the last place of dt at |x| (the subnormal spacing below the
  * normal range). */
@@ -160,6 +169,10 @@ double kt_gamma(double n, double u);
  * first few as "what[i]: got 0x.. expected 0x..". */
 size_t kt_count_mismatches(const char *what, const void *got, const void *expected, size_t n,
                            size_t elem_size);
+/* Counts elements of dt whose bits differ, printing the first few as
+ * "what (dtype)[i]: got 0x.. expected 0x..". */
+size_t kt_bits_mismatches(const char *what, ak_dtype dt, const uint32_t *got,
+                          const uint32_t *expected, size_t n);
 
 /* A call that must fail: its return code must be `code` and the backend's
  * message must start with prefix (unless NULL) and contain text.  Failures
