@@ -508,7 +508,12 @@ uint32_t kt_convert(ak_dtype from, ak_dtype to, uint32_t bits)
     return from == AK_F32 ? kt_from_f32(&env, to, bits) : kt_to_f32(from, bits);
 }
 
-uint32_t *kt_bits_alloc(size_t n) { return calloc(n + 1, sizeof(uint32_t)); }
+uint32_t *kt_bits_alloc(size_t n)
+{
+    uint32_t *p = calloc(n + 1, sizeof(uint32_t));
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
 
 /* ---- checks ------------------------------------------------------------------------------ */
 size_t kt_count_mismatches(const char *what, const void *got, const void *expected, size_t n,

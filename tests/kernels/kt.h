@@ -104,7 +104,8 @@ uint32_t kt_to_f32(ak_dtype from, uint32_t bits);
 uint32_t kt_from_f32(fpe_env *env, ak_dtype to, uint32_t bits);
 /* An element converted to another dtype, to nearest even (as ak_cast). */
 uint32_t kt_convert(ak_dtype from, ak_dtype to, uint32_t bits);
-/* n zeroed host elements (one more, so that n may be 0). */
+/* n zeroed host elements (one more, so that n may be 0); fails the test
+ * when out of memory. */
 uint32_t *kt_bits_alloc(size_t n);
 
 /* One unit in the last place of dt at |x| (the subnormal spacing below the
