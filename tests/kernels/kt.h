@@ -11,8 +11,9 @@
  *     bound with NaN and the sign of infinities checked exactly, in ulps;
  *   - the GEMM compute types as ak_gemm and ak_conv2d round their inputs;
  *   - bad-argument checks: the code and the message.
- * Helpers shared by one op's test_<op>.c and gpu_cases_<op>.c only live in
- * ref_<op>.c.  Everything here is host code and independent of kernels/'s
+ * Helpers shared by one op's tests (test_<op>*.c, gpu_cases_<op>.c) only
+ * live in ref_<op>.c; finite differences in kt_fd.c, lists of tensors in
+ * kt_tlist.c.  Everything here is host code and independent of kernels/'s
  * element code: the tests compare against it.
  */
 #ifndef AMPSCOPE_TESTS_KT_H
