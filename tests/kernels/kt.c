@@ -109,6 +109,13 @@ void kt_buf_download(kt_buf *buf, void *host)
     ck_assert_msg(rc == AK_OK, "ak_to_host: %s", ak_error(buf->b));
 }
 
+float kt_buf_get_f32(kt_buf *buf)
+{
+    float f;
+    kt_buf_download(buf, &f);
+    return f;
+}
+
 bool kt_buf_guards_ok(kt_buf *buf)
 {
     unsigned char g[2 * KT_GUARD];
@@ -464,6 +471,50 @@ double kt_compute_unit(ak_compute k) { return k == AK_COMPUTE_16F ? 0x1p-11 : 0x
 
 double kt_gamma(double n, double u) { return n * u / (1 - n * u); }
 
+bool kt_is_nan(ak_dtype dt, uint32_t bits)
+{
+    switch (dt) {
+    case AK_F16: return fpe_f16_isnan((uint16_t)bits);
+    case AK_BF16: return fpe_bf16_isnan((uint16_t)bits);
+    default: return fpe_f32_isnan(bits);
+    }
+}
+
+uint32_t kt_to_f32(ak_dtype from, uint32_t bits)
+{
+    fpe_env env = fpe_env_default();
+    switch (from) {
+    case AK_F16: return fpe_f16_to_f32(&env, (uint16_t)bits);
+    case AK_BF16: return fpe_bf16_to_f32(&env, (uint16_t)bits);
+    default: return bits;
+    }
+}
+
+uint32_t kt_from_f32(fpe_env *env, ak_dtype to, uint32_t bits)
+{
+    switch (to) {
+    case AK_F16: return fpe_f32_to_f16(env, bits);
+    case AK_BF16: return fpe_f32_to_bf16(env, bits);
+    default: return bits;
+    }
+}
+
+uint32_t kt_convert(ak_dtype from, ak_dtype to, uint32_t bits)
+{
+    if (from == to) return bits;
+    fpe_env env = fpe_env_default();
+    if (from == AK_F16 && to == AK_BF16) return fpe_f16_to_bf16(&env, (uint16_t)bits);
+    if (from == AK_BF16 && to == AK_F16) return fpe_bf16_to_f16(&env, (uint16_t)bits);
+    return from == AK_F32 ? kt_from_f32(&env, to, bits) : kt_to_f32(from, bits);
+}
+
+uint32_t *kt_bits_alloc(size_t n)
+{
+    uint32_t *p = calloc(n + 1, sizeof(uint32_t));
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
 /* ---- checks ------------------------------------------------------------------------------ */
 size_t kt_count_mismatches(const char *what, const void *got, const void *expected, size_t n,
                            size_t elem_size)
@@ -493,4 +544,17 @@ void kt_expect_error_at(const char *file, int line, ak_backend *b, int rc, int c
     ck_assert_msg((prefix == NULL || strncmp(msg, prefix, strlen(prefix)) == 0) &&
                       strstr(msg, text) != NULL,
                   "%s:%d: message '%s' lacks '%s%s'", file, line, msg, prefix ? prefix : "", text);
+}
+
+size_t kt_bits_mismatches(const char *what, ak_dtype dt, const uint32_t *got,
+                          const uint32_t *expected, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (got[i] == expected[i]) continue;
+        if (bad++ < 8)
+            printf("%s (%s)[%zu]: got 0x%08x expected 0x%08x\n", what, ak_dtype_name(dt), i, got[i],
+                   expected[i]);
+    }
+    return bad;
 }

@@ -11,8 +11,9 @@
  *     bound with NaN and the sign of infinities checked exactly, in ulps;
  *   - the GEMM compute types as ak_gemm and ak_conv2d round their inputs;
  *   - bad-argument checks: the code and the message.
- * Helpers shared by one op's test_<op>.c and gpu_cases_<op>.c only live in
- * ref_<op>.c.  Everything here is host code and independent of kernels/'s
+ * Helpers shared by one op's tests (test_<op>*.c, gpu_cases_<op>.c) only
+ * live in ref_<op>.c; finite differences in kt_fd.c, lists of tensors in
+ * kt_tlist.c.  Everything here is host code and independent of kernels/'s
  * element code: the tests compare against it.
  */
 #ifndef AMPSCOPE_TESTS_KT_H
@@ -54,6 +55,7 @@ typedef struct kt_buf {
 kt_buf kt_buf_alloc(ak_backend *b, size_t n, ak_dtype dtype);
 void kt_buf_upload(kt_buf *buf, const void *host); /* host: n elements */
 void kt_buf_download(kt_buf *buf, void *host);     /* host: n elements */
+float kt_buf_get_f32(kt_buf *buf);                 /* a one-element fp32 buffer */
 bool kt_buf_guards_ok(kt_buf *buf);                /* the sentinels are intact */
 void kt_buf_free(kt_buf *buf);
 /* The buffer's elements from / into one uint32_t of bits each (nothing
@@ -96,6 +98,16 @@ uint32_t kt_default_nan(ak_dtype dt);
 /* A quiet NaN of dt with a payload, to fill what an op must overwrite or
  * must not read. */
 uint32_t kt_marker_nan(ak_dtype dt);
+/* Whether bits is a NaN of dt (fpe_<fmt>_isnan). */
+bool kt_is_nan(ak_dtype dt, uint32_t bits);
+/* To fp32 (exact from fp16/bf16) and from fp32 in env's mode. */
+uint32_t kt_to_f32(ak_dtype from, uint32_t bits);
+uint32_t kt_from_f32(fpe_env *env, ak_dtype to, uint32_t bits);
+/* An element converted to another dtype, to nearest even (as ak_cast). */
+uint32_t kt_convert(ak_dtype from, ak_dtype to, uint32_t bits);
+/* n zeroed host elements (one more, so that n may be 0); fails the test
+ * when out of memory. */
+uint32_t *kt_bits_alloc(size_t n);
 
 /* One unit in the last place of dt at |x| (the subnormal spacing below the
  * normal range). */
@@ -159,6 +171,10 @@ double kt_gamma(double n, double u);
  * first few as "what[i]: got 0x.. expected 0x..". */
 size_t kt_count_mismatches(const char *what, const void *got, const void *expected, size_t n,
                            size_t elem_size);
+/* Counts elements of dt whose bits differ, printing the first few as
+ * "what (dtype)[i]: got 0x.. expected 0x..". */
+size_t kt_bits_mismatches(const char *what, ak_dtype dt, const uint32_t *got,
+                          const uint32_t *expected, size_t n);
 
 /* A call that must fail: its return code must be `code` and the backend's
  * message must start with prefix (unless NULL) and contain text.  Failures

@@ -1,0 +1,324 @@
+/* test_loss_scale_presets: the loss-scale presets (kernels/loss_scale.h).
+ * Every preset is driven through scripted overflow sequences and its whole
+ * scale trajectory is compared, step by step, with a table worked out by
+ * hand from that framework's source (the rules are quoted in
+ * kernels/loss_scale.c); then the preset values, unknown presets, and the
+ * rule and kind names. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "ref_loss_scale.h"
+
+/* A scripted run: events is a string of 'C' (clean step) and 'O' (overflow),
+ * scale[i] the scale after step i, and the counters after the last step. */
+typedef struct trajectory {
+    const char *preset;
+    float init;     /* overrides the preset's init_scale */
+    int32_t window; /* overrides the preset's window */
+    const char *events;
+    float scale[16];
+    int64_t growths, backoffs, good, steps_at_min;
+    int32_t hysteresis_left;
+} trajectory;
+
+static void check_trajectory(const trajectory *t)
+{
+    ak_scaler_config cfg = ref_scaler_preset(t->preset);
+    cfg.init_scale = t->init;
+    cfg.window = t->window;
+    char what[96];
+    snprintf(what, sizeof what, "%s (init %a, window %d, %s)", t->preset, (double)t->init,
+             (int)t->window, t->events);
+    ref_scaler_check_run(what, &cfg, t->events, t->scale);
+    ak_scaler_state s;
+    ck_assert_int_eq(ak_scaler_init(&cfg, &s), AK_OK);
+    for (size_t i = 0; t->events[i]; i++)
+        ak_loss_scale_step(&cfg, &s, t->events[i] == 'O');
+    ck_assert_msg(s.growths == t->growths, "%s: growths %lld", what, (long long)s.growths);
+    ck_assert_msg(s.backoffs == t->backoffs, "%s: backoffs %lld", what, (long long)s.backoffs);
+    ck_assert_msg(s.good == t->good, "%s: good %lld", what, (long long)s.good);
+    ck_assert_msg(s.steps_at_min == t->steps_at_min, "%s: steps_at_min %lld", what,
+                  (long long)s.steps_at_min);
+    ck_assert_msg(s.hysteresis_left == t->hysteresis_left, "%s: hysteresis_left %d", what,
+                  (int)s.hysteresis_left);
+    ck_assert_int_eq(s.skipped, s.overflows); /* every preset drops overflowing updates */
+}
+
+/* Sequence A, window 3: growth after 3 clean steps, an overflow, a run cut
+ * short by an overflow, growth, two overflows, growth.  By hand:
+ *   no hysteresis: grow at steps 3, 10, 15; back off at 4, 7, 11, 12.
+ *   hysteresis 2 refilled at growth (deepspeed, megatron): the overflow at 4
+ *   spends it (no backoff), 7 backs off; growth at 10 refills it, so 11 is
+ *   absorbed and 12 backs off; growth at 15 refills it. */
+
+static const trajectory sequence_a[] = {
+    {"pytorch",
+     0x1p16f,
+     3,
+     REF_SEQ_A,
+     {0x1p16f, 0x1p16f, 0x1p17f, 0x1p16f, 0x1p16f, 0x1p16f, 0x1p15f, 0x1p15f, 0x1p15f, 0x1p16f,
+      0x1p15f, 0x1p14f, 0x1p14f, 0x1p14f, 0x1p15f},
+     3,
+     4,
+     0,
+     0,
+     1},
+    {"apex",
+     0x1p16f,
+     3,
+     REF_SEQ_A,
+     {0x1p16f, 0x1p16f, 0x1p17f, 0x1p16f, 0x1p16f, 0x1p16f, 0x1p15f, 0x1p15f, 0x1p15f, 0x1p16f,
+      0x1p15f, 0x1p14f, 0x1p14f, 0x1p14f, 0x1p15f},
+     3,
+     4,
+     0,
+     0,
+     1},
+    {"mindspore-manager",
+     0x1p24f,
+     3,
+     REF_SEQ_A,
+     {0x1p24f, 0x1p24f, 0x1p25f, 0x1p24f, 0x1p24f, 0x1p24f, 0x1p23f, 0x1p23f, 0x1p23f, 0x1p24f,
+      0x1p23f, 0x1p22f, 0x1p22f, 0x1p22f, 0x1p23f},
+     3,
+     4,
+     0,
+     0,
+     1},
+    /* the counter wraps: (2 + 1) mod 3 = 0 at each growth */
+    {"mindspore-amp",
+     0x1p16f,
+     3,
+     REF_SEQ_A,
+     {0x1p16f, 0x1p16f, 0x1p17f, 0x1p16f, 0x1p16f, 0x1p16f, 0x1p15f, 0x1p15f, 0x1p15f, 0x1p16f,
+      0x1p15f, 0x1p14f, 0x1p14f, 0x1p14f, 0x1p15f},
+     3,
+     4,
+     0,
+     0,
+     1},
+    {"paddle",
+     0x1p16f,
+     3,
+     REF_SEQ_A,
+     {0x1p16f, 0x1p16f, 0x1p17f, 0x1p16f, 0x1p16f, 0x1p16f, 0x1p15f, 0x1p15f, 0x1p15f, 0x1p16f,
+      0x1p15f, 0x1p14f, 0x1p14f, 0x1p14f, 0x1p15f},
+     3,
+     4,
+     0,
+     0,
+     1},
+    /* good = steps since the last overflow (12), not zeroed at growth: 3 */
+    {"deepspeed",
+     0x1p16f,
+     3,
+     REF_SEQ_A,
+     {0x1p16f, 0x1p16f, 0x1p17f, 0x1p17f, 0x1p17f, 0x1p17f, 0x1p16f, 0x1p16f, 0x1p16f, 0x1p17f,
+      0x1p17f, 0x1p16f, 0x1p16f, 0x1p16f, 0x1p17f},
+     3,
+     2,
+     3,
+     0,
+     2},
+    {"megatron",
+     0x1p32f,
+     3,
+     REF_SEQ_A,
+     {0x1p32f, 0x1p32f, 0x1p33f, 0x1p33f, 0x1p33f, 0x1p33f, 0x1p32f, 0x1p32f, 0x1p32f, 0x1p33f,
+      0x1p33f, 0x1p32f, 0x1p32f, 0x1p32f, 0x1p33f},
+     3,
+     2,
+     0,
+     0,
+     2},
+    {"keras",
+     0x1p15f,
+     3,
+     REF_SEQ_A,
+     {0x1p15f, 0x1p15f, 0x1p16f, 0x1p15f, 0x1p15f, 0x1p15f, 0x1p14f, 0x1p14f, 0x1p14f, 0x1p15f,
+      0x1p14f, 0x1p13f, 0x1p13f, 0x1p13f, 0x1p14f},
+     3,
+     4,
+     0,
+     0,
+     1},
+};
+
+/* Six overflows in a row from 8: without a floor the scale halves every
+ * time; with floor 1 it stops there and steps_at_min counts the steps
+ * that ended at 1; with hysteresis 2 the first overflow is absorbed. */
+#define SEQ_FLOOR "OOOOOO"
+
+static const trajectory sequence_floor[] = {
+    {"pytorch", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 0.5f, 0.25f, 0.125f}, 0, 6, 0, 0, 1},
+    {"apex", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 0.5f, 0.25f, 0.125f}, 0, 6, 0, 0, 1},
+    {"mindspore-manager", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 0, 3, 0, 4, 1},
+    {"mindspore-amp", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 0, 3, 0, 4, 1},
+    {"paddle", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 0.5f, 0.25f, 0.125f}, 0, 6, 0, 0, 1},
+    {"deepspeed", 8.0f, 3, SEQ_FLOOR, {8.0f, 4.0f, 2.0f, 1.0f, 1.0f, 1.0f}, 0, 3, 0, 3, 1},
+    {"megatron", 8.0f, 3, SEQ_FLOOR, {8.0f, 4.0f, 2.0f, 1.0f, 1.0f, 1.0f}, 0, 3, 0, 3, 1},
+    {"keras", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 0.5f, 0.25f, 0.125f}, 0, 6, 0, 0, 1},
+};
+
+/* Window 1 near the top: three growths asked for, then an overflow.
+ * 2^126 * 2 * 2 = 2^128 overflows fp32: PyTorch and MindSpore amp refuse it
+ * and keep 2^127; the others take inf, which a backoff cannot bring back
+ * (inf * 0.5 = inf).  Apex caps at 2^24 instead. */
+#define SEQ_TOP "CCCO"
+
+static const trajectory sequence_top[] = {
+    {"pytorch", 0x1p126f, 1, SEQ_TOP, {0x1p127f, 0x1p127f, 0x1p127f, 0x1p126f}, 1, 1, 0, 0, 1},
+    {"apex", 0x1p23f, 1, SEQ_TOP, {0x1p24f, 0x1p24f, 0x1p24f, 0x1p23f}, 1, 1, 0, 0, 1},
+    {"mindspore-manager",
+     0x1p126f,
+     1,
+     SEQ_TOP,
+     {0x1p127f, INFINITY, INFINITY, INFINITY},
+     2,
+     0,
+     0,
+     0,
+     1},
+    {"mindspore-amp",
+     0x1p126f,
+     1,
+     SEQ_TOP,
+     {0x1p127f, 0x1p127f, 0x1p127f, 0x1p126f},
+     1,
+     1,
+     0,
+     0,
+     1},
+    {"paddle", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 0, 1},
+    /* hysteresis 2: the overflow is absorbed anyway */
+    {"deepspeed", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 0, 1},
+    {"megatron", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 0, 1},
+    {"keras", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 0, 1},
+};
+
+START_TEST(presets_sequence_a) { check_trajectory(&sequence_a[_i]); }
+END_TEST
+
+START_TEST(presets_to_the_floor) { check_trajectory(&sequence_floor[_i]); }
+END_TEST
+
+START_TEST(presets_at_the_top) { check_trajectory(&sequence_top[_i]); }
+END_TEST
+
+/* The presets' values, as REFERENCES.md and issue 4 give them. */
+START_TEST(preset_values)
+{
+    static const struct {
+        const char *name;
+        ak_scaler_kind kind;
+        ak_scaler_rule rule;
+        float init, growth, backoff;
+        int32_t window, hysteresis;
+        float min, max;
+        bool refuse, drop;
+    } want[] = {
+        {"none", AK_SCALER_NONE, AK_SCALER_RULE_PYTORCH, 1.0f, 2.0f, 0.5f, 2000, 1, 0.0f, INFINITY,
+         false, false},
+        {"fixed", AK_SCALER_FIXED, AK_SCALER_RULE_PYTORCH, 128.0f, 2.0f, 0.5f, 2000, 1, 0.0f,
+         INFINITY, false, true},
+        {"dynamic", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PYTORCH, 65536.0f, 2.0f, 0.5f, 2000, 1, 0.0f,
+         INFINITY, true, true},
+        {"pytorch", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PYTORCH, 65536.0f, 2.0f, 0.5f, 2000, 1, 0.0f,
+         INFINITY, true, true},
+        {"apex", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PYTORCH, 65536.0f, 2.0f, 0.5f, 2000, 1, 0.0f,
+         16777216.0f, false, true},
+        {"mindspore-manager", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PYTORCH, 16777216.0f, 2.0f, 0.5f,
+         2000, 1, 1.0f, INFINITY, false, true},
+        {"mindspore-amp", AK_SCALER_DYNAMIC, AK_SCALER_RULE_MINDSPORE_AMP, 65536.0f, 2.0f, 0.5f, 50,
+         1, 1.0f, INFINITY, true, true},
+        {"paddle", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PADDLE, 65536.0f, 2.0f, 0.5f, 2000, 1, 0.0f,
+         INFINITY, false, true},
+        {"deepspeed", AK_SCALER_DYNAMIC, AK_SCALER_RULE_DEEPSPEED, 65536.0f, 2.0f, 0.5f, 1000, 2,
+         1.0f, INFINITY, false, true},
+        {"megatron", AK_SCALER_DYNAMIC, AK_SCALER_RULE_MEGATRON, 4294967296.0f, 2.0f, 0.5f, 1000, 2,
+         1.0f, INFINITY, false, true},
+        {"keras", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PYTORCH, 32768.0f, 2.0f, 0.5f, 2000, 1, 0.0f,
+         INFINITY, false, true},
+    };
+    for (size_t i = 0; i < REF_COUNT(want); i++) {
+        const ak_scaler_config c = ref_scaler_preset(want[i].name);
+        ck_assert_msg(c.kind == want[i].kind && c.rule == want[i].rule, "%s", want[i].name);
+        ck_assert_msg(c.init_scale == want[i].init && c.growth_factor == want[i].growth &&
+                          c.backoff_factor == want[i].backoff,
+                      "%s", want[i].name);
+        ck_assert_msg(c.window == want[i].window && c.hysteresis == want[i].hysteresis, "%s",
+                      want[i].name);
+        ck_assert_msg(c.min_scale == want[i].min && c.max_scale == want[i].max, "%s", want[i].name);
+        ck_assert_msg(c.refuse_nonfinite_growth == want[i].refuse, "%s", want[i].name);
+        ck_assert_msg(c.drop_overflow_update == want[i].drop, "%s", want[i].name);
+        ck_assert_msg(!c.consecutive_hysteresis, "%s", want[i].name);
+        ck_assert_msg(ak_scaler_validate(&c, NULL, 0) == AK_OK, "%s", want[i].name);
+        ck_assert_msg(strstr(ak_scaler_preset_names(), want[i].name) != NULL, "%s", want[i].name);
+    }
+    ck_assert_str_eq(ak_scaler_preset_names(),
+                     "none, fixed, dynamic, pytorch, apex, mindspore-manager, mindspore-amp, "
+                     "paddle, deepspeed, megatron, keras");
+}
+END_TEST
+
+START_TEST(unknown_preset_named)
+{
+    ak_scaler_config c;
+    memset(&c, 0x5A, sizeof c);
+    const ak_scaler_config before = c;
+    char msg[256];
+    ck_assert_int_eq(ak_scaler_preset("torch", &c, msg, sizeof msg), AK_EINVAL);
+    ck_assert_str_eq(msg, "--loss-scale torch: unknown policy (expected none, fixed, dynamic, "
+                          "pytorch, apex, mindspore-manager, mindspore-amp, paddle, deepspeed, "
+                          "megatron, keras)");
+    ck_assert_int_eq(memcmp(&c, &before, sizeof c), 0);
+    ck_assert_int_eq(ak_scaler_preset("Pytorch", &c, NULL, 0), AK_EINVAL); /* names are exact */
+    ck_assert_int_eq(ak_scaler_preset(NULL, &c, msg, sizeof msg), AK_EINVAL);
+    ck_assert_msg(strstr(msg, "--loss-scale: no policy named (expected none,") == msg, "%s", msg);
+    ck_assert_int_eq(ak_scaler_preset("pytorch", NULL, msg, sizeof msg), AK_EINVAL);
+    ck_assert_str_eq(msg, "ak_scaler_preset: cfg is NULL");
+    char tiny[8];
+    ck_assert_int_eq(ak_scaler_preset("x", &c, tiny, sizeof tiny), AK_EINVAL);
+    ck_assert_str_eq(tiny, "--loss-");
+}
+END_TEST
+
+START_TEST(names)
+{
+    static const char *const rules[] = {"pytorch", "mindspore-amp", "deepspeed", "megatron",
+                                        "paddle"};
+    for (int i = 0; i < 5; i++) {
+        ak_scaler_rule r = AK_SCALER_RULE_COUNT;
+        ck_assert_int_eq(ak_scaler_rule_from_name(rules[i], &r), AK_OK);
+        ck_assert_int_eq((int)r, i);
+        ck_assert_str_eq(ak_scaler_rule_name(r), rules[i]);
+    }
+    ak_scaler_rule r;
+    ck_assert_int_eq(ak_scaler_rule_from_name("apex", &r), AK_EINVAL);
+    ck_assert_int_eq(ak_scaler_rule_from_name(NULL, &r), AK_EINVAL);
+    ck_assert_int_eq(ak_scaler_rule_from_name("pytorch", NULL), AK_EINVAL);
+    ck_assert_str_eq(ak_scaler_rule_name((ak_scaler_rule)5), "?");
+    ck_assert_str_eq(ak_scaler_kind_name(AK_SCALER_NONE), "none");
+    ck_assert_str_eq(ak_scaler_kind_name(AK_SCALER_FIXED), "fixed");
+    ck_assert_str_eq(ak_scaler_kind_name(AK_SCALER_DYNAMIC), "dynamic");
+    ck_assert_str_eq(ak_scaler_kind_name((ak_scaler_kind)3), "?");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("kernels_loss_scale_presets");
+    TCase *tc = tcase_create("loss_scale_presets");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, presets_sequence_a, 0, (int)REF_COUNT(sequence_a));
+    tcase_add_loop_test(tc, presets_to_the_floor, 0, (int)REF_COUNT(sequence_floor));
+    tcase_add_loop_test(tc, presets_at_the_top, 0, (int)REF_COUNT(sequence_top));
+    tcase_add_test(tc, preset_values);
+    tcase_add_test(tc, unknown_preset_named);
+    tcase_add_test(tc, names);
+    suite_add_tcase(s, tc);
+    return ts_run_suite(s);
+}
