@@ -9,6 +9,10 @@
 #include "commands.h"
 #include "sweep.h"
 
+#ifndef AMPSCOPE_GIT_REVISION
+#define AMPSCOPE_GIT_REVISION "unknown"
+#endif
+
 static int refuse_resume(const opt_spec *row, void *base, const char *text, char *msg, size_t len)
 {
     (void)row, (void)base, (void)text;
@@ -142,6 +146,9 @@ int cmd_sweep(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.jobs = 1;
     o.progress = true;
+    o.run_point = cmd_train_point;
+    o.version = AMPSCOPE_VERSION;
+    o.git_revision = AMPSCOPE_GIT_REVISION;
     o.shared = calloc((size_t)argc + 1, sizeof *o.shared);
     char **keys = calloc((size_t)argc + 1, sizeof *keys);
     int rc = !o.shared || !keys ? cli_error(CLI_EFAIL, "out of memory")
