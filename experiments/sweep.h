@@ -44,6 +44,9 @@ struct train_options; /* train.h */
 #define SW_TRAIN_LOG  "train.log"
 #define SW_MAX_RUNS   100000 /* a grid with more points is refused */
 
+/* Statuses (the program's classes: SW_EINPUT is bad input, exit status 2). */
+enum sw_status { SW_OK = 0, SW_EFAIL = -1, SW_EINPUT = -2 };
+
 typedef struct sw_axis {
     char *name;   /* as given: "scale_factor" */
     char *option; /* train's option: "--scale-factor" */
@@ -92,8 +95,9 @@ typedef struct sweep_options {
 /* Every point's train_options through train's table (topt_set, topt_finish)
  * and train_check before anything runs: each axis must be a train option
  * and every run's options valid.
- * 0, or CLI_EINPUT (cli.h) with the one-line reason recorded by cli_error. */
-int sweep_validate(const sweep_options *o);
+ * SW_OK, or SW_EINPUT (SW_EFAIL: out of memory) with the one-line reason
+ * in msg. */
+int sweep_validate(const sweep_options *o, char *msg, size_t msg_len);
 
 /* The rank and (in *size, when not NULL) the number of ranks an MPI
  * launcher gave this process, from its environment (OpenMPI's
@@ -104,9 +108,9 @@ int sw_launcher_rank(int *size);
 
 /* Runs the sweep (MPI when the process was started by an MPI launcher and
  * the program was built with it).  0 when every run ended ok or diverged;
- * otherwise a cli.h status with the reason recorded by cli_error:
- * CLI_EINPUT (nothing ran: OUT is not this sweep's folder) or CLI_EFAIL
+ * otherwise a status with the reason in msg:
+ * SW_EINPUT (nothing ran: OUT is not this sweep's folder) or SW_EFAIL
  * (runs failed, or the sweep was interrupted: run it again to finish). */
-int sweep_run(const sweep_options *o);
+int sweep_run(const sweep_options *o, char *msg, size_t msg_len);
 
 #endif

@@ -110,8 +110,8 @@ int sw_write_summary(const sw_sweep *s);
 void sw_record(sw_sweep *s, const sw_result *res, int rank, bool reused);
 
 /* folder.c: creates OUT and OUT/runs, or checks that OUT is this sweep's
- * folder; takes sweep.lock (*lock_fd). */
-int sw_setup_folder(const sweep_options *o, int *lock_fd);
+ * folder; takes sweep.lock (*lock_fd).  SW_OK, or a status with msg. */
+int sw_setup_folder(const sweep_options *o, int *lock_fd, char *msg, size_t len);
 
 /* queue.c */
 void sw_push_back(sw_sweep *s, size_t k);

@@ -17,7 +17,6 @@
 
 #include <cblas.h> /* openblas_set_num_threads */
 
-#include "cli.h"
 #include "train.h"
 #include "train_options.h"
 #include "util.h"
@@ -74,35 +73,36 @@ static int dry_run(const sweep_options *o, const sw_grid *g, size_t run, char *w
     return rc == 0;
 }
 
-int sweep_validate(const sweep_options *o)
+int sweep_validate(const sweep_options *o, char *msg, size_t len)
 {
     char why[1024];
     const sw_grid *g = &o->grid;
     for (size_t a = 0; a < g->n_axes; a++)
         for (int i = 0; i + 1 < o->n_shared; i += 2)
             if (strcmp(o->shared[i], g->axes[a].option) == 0)
-                return cli_error(CLI_EINPUT, "%s is both a grid axis and a shared option",
-                                 g->axes[a].option);
+                return ut_fail(msg, len, SW_EINPUT, "%s is both a grid axis and a shared option",
+                               g->axes[a].option);
     /* the shared options alone, then each axis with them: an unknown
      * option is named as such; other complaints may come from a
      * combination, so they wait for the whole points */
     const sw_grid none = {.axes = NULL, .n_axes = 0, .n_runs = 1};
     int ok = dry_run(o, &none, 0, why, sizeof why);
-    if (ok < 0) return cli_error(CLI_EFAIL, "out of memory");
-    if (!ok && strncmp(why, "unknown option '", 16) == 0) return cli_error(CLI_EINPUT, "%s", why);
+    if (ok < 0) return ut_fail(msg, len, SW_EFAIL, "out of memory");
+    if (!ok && strncmp(why, "unknown option '", 16) == 0)
+        return ut_fail(msg, len, SW_EINPUT, "%s", why);
     for (size_t a = 0; a < g->n_axes; a++) {
         const sw_grid one = {.axes = &g->axes[a], .n_axes = 1, .n_runs = g->axes[a].n_values};
         ok = dry_run(o, &one, 0, why, sizeof why);
-        if (ok < 0) return cli_error(CLI_EFAIL, "out of memory");
+        if (ok < 0) return ut_fail(msg, len, SW_EFAIL, "out of memory");
         if (!ok && strncmp(why, "unknown option '", 16) == 0)
-            return cli_error(CLI_EINPUT,
-                             "--grid: unknown axis '%s': 'ampscope train' has no option %s "
-                             "(see 'ampscope train --help')",
-                             g->axes[a].name, g->axes[a].option);
+            return ut_fail(msg, len, SW_EINPUT,
+                           "--grid: unknown axis '%s': 'ampscope train' has no option %s "
+                           "(see 'ampscope train --help')",
+                           g->axes[a].name, g->axes[a].option);
     }
     for (size_t k = 0; k < g->n_runs; k++) {
         ok = dry_run(o, g, k, why, sizeof why);
-        if (ok < 0) return cli_error(CLI_EFAIL, "out of memory");
+        if (ok < 0) return ut_fail(msg, len, SW_EFAIL, "out of memory");
         if (!ok) {
             char point[512];
             size_t n = 0;
@@ -110,10 +110,10 @@ int sweep_validate(const sweep_options *o)
             for (size_t a = 0; a < g->n_axes && n < sizeof point; a++)
                 n += (size_t)snprintf(point + n, sizeof point - n, "%s%s=%s", a ? " " : "",
                                       g->axes[a].name, g->axes[a].values[sw_grid_value(g, k, a)]);
-            return cli_error(CLI_EINPUT, "--grid run %zu (%s): %s", k, point, why);
+            return ut_fail(msg, len, SW_EINPUT, "--grid run %zu (%s): %s", k, point, why);
         }
     }
-    return CLI_OK;
+    return SW_OK;
 }
 
 /* ---- starting a run -------------------------------------------------------------------------- */
