@@ -142,6 +142,10 @@ int sw_train_start(const sweep_options *o, size_t run, const char *dir, int log_
         signal(SIGTERM, SIG_DFL);
         if (dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0) _exit(127);
         close(log_fd);
+        /* nothing else of the parent's: not its sweep.lock (a run outliving
+         * a killed sweep for a moment must not lock out the next one), not
+         * MPI's connections; as exec did with them */
+        close_range(3, ~0U, 0);
         /* OpenBLAS read its thread count when this program started; a run
          * gets OPENBLAS_NUM_THREADS (sweep.c sets 1 unless given), as a
          * freshly started program would */
