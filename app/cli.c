@@ -2,6 +2,7 @@
  * subcommands (see cli.h). */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +174,20 @@ int cli_want_int(const char *opt, const char *v, int64_t min, int64_t max, int64
         return cli_error(CLI_EINPUT, "%s wants an integer in [%lld, %lld], got '%s'", opt,
                          (long long)min, (long long)max, v);
     return CLI_OK;
+}
+
+int cli_exit_status(int status)
+{
+    /* What was answered goes out before any message, and a failed write
+     * (a full disk, a closed pipe) is a failure, not a silent truncation. */
+    if ((fflush(stdout) != 0 || ferror(stdout)) && status == CLI_OK) {
+        cli_set_context("");
+        status = cli_error(CLI_EFAIL, "writing standard output: %s", strerror(errno));
+    }
+    if (status == CLI_OK) return 0;
+    const char *context = cli_context();
+    fprintf(stderr, "ampscope%s%s: %s\n", context[0] ? " " : "", context, cli_error_message());
+    return status == CLI_EINPUT ? 2 : status == CLI_EDIVERGED ? 3 : 1;
 }
 
 int cli_next_option(int argc, char **argv, int *i, char *key, size_t key_len, const char **value)

@@ -36,6 +36,11 @@ int cli_error(int status, const char *fmt, ...)
 #endif
     ;
 const char *cli_error_message(void);
+/* The end of a command: standard output flushed (a failed write is a
+ * failure), the recorded message printed as "ampscope CMD: message" unless
+ * status is CLI_OK, and the exit status (0, 2 CLI_EINPUT, 3 CLI_EDIVERGED,
+ * 1 anything else). */
+int cli_exit_status(int status);
 
 /* ---- options ------------------------------------------------------------ */
 /* True for "--help", "-h" and "-help". */

@@ -9,6 +9,10 @@
 #include "commands.h"
 #include "sweep.h"
 
+#ifndef AMPSCOPE_GIT_REVISION
+#define AMPSCOPE_GIT_REVISION "unknown"
+#endif
+
 static int refuse_resume(const opt_spec *row, void *base, const char *text, char *msg, size_t len)
 {
     (void)row, (void)base, (void)text;
@@ -96,6 +100,13 @@ static void help(FILE *out)
             "1 runs failed or the sweep was stopped (the same command again goes on).\n");
 }
 
+/* The sweep's status as the program's, with its message. */
+static int sweep_status(int rc, const char *msg)
+{
+    if (rc == SW_OK) return CLI_OK;
+    return cli_error(rc == SW_EINPUT ? CLI_EINPUT : CLI_EFAIL, "%s", msg);
+}
+
 static int parse_and_check(int argc, char **argv, sweep_options *o, char **keys)
 {
     for (int i = 1; i < argc; i++) {
@@ -129,10 +140,10 @@ static int parse_and_check(int argc, char **argv, sweep_options *o, char **keys)
     }
     if (!o->grid_text) return cli_error(CLI_EINPUT, "--grid is required");
     if (!o->out_dir || !*o->out_dir) return cli_error(CLI_EINPUT, "--out DIR is required");
-    char msg[1024];
+    char msg[4096];
     if (sw_grid_parse(o->grid_text, &o->grid, msg, sizeof msg) != 0)
         return cli_error(CLI_EINPUT, "%s", msg);
-    return sweep_validate(o);
+    return sweep_status(sweep_validate(o, msg, sizeof msg), msg);
 }
 
 int cmd_sweep(int argc, char **argv)
@@ -142,14 +153,18 @@ int cmd_sweep(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.jobs = 1;
     o.progress = true;
+    o.run_point = cmd_train_point;
+    o.version = AMPSCOPE_VERSION;
+    o.git_revision = AMPSCOPE_GIT_REVISION;
     o.shared = calloc((size_t)argc + 1, sizeof *o.shared);
     char **keys = calloc((size_t)argc + 1, sizeof *keys);
+    char msg[4096];
     int rc = !o.shared || !keys ? cli_error(CLI_EFAIL, "out of memory")
                                 : parse_and_check(argc, argv, &o, keys);
     if (rc == 1)
         rc = CLI_OK; /* --help */
     else if (rc == CLI_OK)
-        rc = sweep_run(&o);
+        rc = sweep_status(sweep_run(&o, msg, sizeof msg), msg);
     /* under mpirun every rank sees the same bad input: rank 0 says it */
     if (rc != CLI_OK && sw_launcher_rank(NULL) > 0 && !freopen("/dev/null", "w", stderr))
         rc = CLI_EFAIL;

@@ -81,6 +81,26 @@ static int set_recorded(train_options *o, const char *dir, recorded *rd)
     return CLI_OK;
 }
 
+/* The run, as `ampscope train` reports it: train_run prints the summary
+ * line; a failure is recorded with the status of its class. */
+static int train(const train_options *o)
+{
+    char msg[1024];
+    switch (train_run(o, msg, sizeof msg)) {
+    case TRAIN_OK: return CLI_OK;
+    case TRAIN_EINPUT: return cli_error(CLI_EINPUT, "%s", msg);
+    case TRAIN_DIVERGED: return cli_error(CLI_EDIVERGED, "%s", msg);
+    default: return cli_error(CLI_EFAIL, "%s", msg);
+    }
+}
+
+int cmd_train_point(const train_options *o, void *ctx)
+{
+    (void)ctx;
+    cli_set_context("train");
+    return cli_exit_status(train(o));
+}
+
 static int run(train_options *o, int argc, char **argv, const char *resume_dir)
 {
     for (int i = 1; i < argc; i++) {
@@ -103,13 +123,7 @@ static int run(train_options *o, int argc, char **argv, const char *resume_dir)
     if (resume_dir && topt_set(o, "resume", resume_dir, msg, sizeof msg) != 0)
         return cli_error(CLI_EINPUT, "%s", msg);
     if (topt_finish(o, msg, sizeof msg) != 0) return cli_error(CLI_EINPUT, "%s", msg);
-    const int rc = train_run(o, msg, sizeof msg);
-    switch (rc) {
-    case TRAIN_OK: return CLI_OK;
-    case TRAIN_EINPUT: return cli_error(CLI_EINPUT, "%s", msg);
-    case TRAIN_DIVERGED: return cli_error(CLI_EDIVERGED, "%s", msg);
-    default: return cli_error(CLI_EFAIL, "%s", msg);
-    }
+    return train(o);
 }
 
 int cmd_train(int argc, char **argv)

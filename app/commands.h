@@ -4,9 +4,13 @@
 #ifndef AMPSCOPE_COMMANDS_H
 #define AMPSCOPE_COMMANDS_H
 
-int cmd_emu(int argc, char **argv);       /* cmd_emu.c */
-int cmd_bench(int argc, char **argv);     /* cmd_bench.c */
-int cmd_train(int argc, char **argv);     /* cmd_train.c */
+int cmd_emu(int argc, char **argv);   /* cmd_emu.c */
+int cmd_bench(int argc, char **argv); /* cmd_bench.c */
+int cmd_train(int argc, char **argv); /* cmd_train.c */
+/* cmd_train.c: one sweep point trained and reported as `ampscope train`
+ * reports it (sweep_options.run_point); returns the exit status. */
+struct train_options;
+int cmd_train_point(const struct train_options *o, void *ctx);
 int cmd_grad(int argc, char **argv);      /* cmd_grad.c */
 int cmd_report(int argc, char **argv);    /* cmd_report.c */
 int cmd_reproduce(int argc, char **argv); /* cmd_reproduce.c */

@@ -111,14 +111,5 @@ int main(int argc, char **argv)
     else
         status = cli_error(CLI_EINPUT, "unknown command '%s' (see 'ampscope help')", name);
 
-    /* What was answered goes out before any message, and a failed write
-     * (a full disk, a closed pipe) is a failure, not a silent truncation. */
-    if ((fflush(stdout) != 0 || ferror(stdout)) && status == CLI_OK) {
-        cli_set_context("");
-        status = cli_error(CLI_EFAIL, "writing standard output: %s", strerror(errno));
-    }
-    if (status == CLI_OK) return 0;
-    const char *context = cli_context();
-    fprintf(stderr, "ampscope%s%s: %s\n", context[0] ? " " : "", context, cli_error_message());
-    return status == CLI_EINPUT ? 2 : status == CLI_EDIVERGED ? 3 : 1;
+    return cli_exit_status(status);
 }

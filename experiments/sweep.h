@@ -18,8 +18,8 @@
  *                            axes), rewritten atomically as runs start and end
  *   sweep.lock               flock'ed by the sweep at work (one at a time)
  *
- * Each run is `ampscope train` in a child process (fork and exec of this
- * program), so a crash ends the run, never the sweep.  Without MPI, or when
+ * Each run is the program's run_point on the point's train_options in a
+ * child process (fork, no exec), so a crash ends the run, never the sweep.  Without MPI, or when
  * the launcher started one rank, the sweep runs --jobs children at a time.
  * Under mpirun (or srun) with N > 1 ranks, rank 0 hands runs out one at a
  * time to whichever rank asks (a rank asks whenever one of its --jobs slots
@@ -33,6 +33,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct train_options; /* train.h */
+
 /* After the grid's axes, one column each. */
 #define SW_SUMMARY_HEADER                                                                          \
     "final_loss,test_accuracy,skipped_steps,final_scale,mean_underflow_frac,lost_update_frac,"     \
@@ -41,6 +43,9 @@
 #define SW_SWEEP_JSON "sweep.json"
 #define SW_TRAIN_LOG  "train.log"
 #define SW_MAX_RUNS   100000 /* a grid with more points is refused */
+
+/* Statuses (the program's classes: SW_EINPUT is bad input, exit status 2). */
+enum sw_status { SW_OK = 0, SW_EFAIL = -1, SW_EINPUT = -2 };
 
 typedef struct sw_axis {
     char *name;   /* as given: "scale_factor" */
@@ -77,18 +82,22 @@ typedef struct sweep_options {
     const char *out_dir;
     int jobs;      /* training processes at a time on each rank (>= 1) */
     bool progress; /* a line per finished run on stderr */
+    /* Trains one point and reports it as `ampscope train` does (its summary
+     * line, or "ampscope train: MESSAGE"), returning train's exit status
+     * (0 done, 1 failed, 2 bad input, 3 diverged).  The program gives it, so
+     * that a run is reported in one place; it is called in the run's child
+     * process, whose output is the run's train.log. */
+    int (*run_point)(const struct train_options *t, void *ctx);
+    void *run_ctx;
+    const char *version, *git_revision; /* recorded in each run's run.json */
 } sweep_options;
 
-/* Builds run k's `train` argument vector (argv[0] "train", the shared
- * options, the axes' options, --no-progress, --out out_dir; NULL-terminated)
- * in a malloc'ed array whose strings point into o (free() the array only).
- * NULL when out of memory. */
-char **sw_train_argv(const sweep_options *o, size_t run, const char *out_dir);
-
-/* Every point's options through train's own parser before anything runs:
- * each axis must be a train option and every run's command line valid.
- * 0, or CLI_EINPUT (cli.h) with the one-line reason recorded by cli_error. */
-int sweep_validate(const sweep_options *o);
+/* Every point's train_options through train's table (topt_set, topt_finish)
+ * and train_check before anything runs: each axis must be a train option
+ * and every run's options valid.
+ * SW_OK, or SW_EINPUT (SW_EFAIL: out of memory) with the one-line reason
+ * in msg. */
+int sweep_validate(const sweep_options *o, char *msg, size_t msg_len);
 
 /* The rank and (in *size, when not NULL) the number of ranks an MPI
  * launcher gave this process, from its environment (OpenMPI's
@@ -99,9 +108,9 @@ int sw_launcher_rank(int *size);
 
 /* Runs the sweep (MPI when the process was started by an MPI launcher and
  * the program was built with it).  0 when every run ended ok or diverged;
- * otherwise a cli.h status with the reason recorded by cli_error:
- * CLI_EINPUT (nothing ran: OUT is not this sweep's folder) or CLI_EFAIL
+ * otherwise a status with the reason in msg:
+ * SW_EINPUT (nothing ran: OUT is not this sweep's folder) or SW_EFAIL
  * (runs failed, or the sweep was interrupted: run it again to finish). */
-int sweep_run(const sweep_options *o);
+int sweep_run(const sweep_options *o, char *msg, size_t msg_len);
 
 #endif

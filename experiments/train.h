@@ -97,5 +97,9 @@ enum train_status {
 void train_options_default(train_options *o);
 /* Runs the training; returns a train_status with the reason in msg. */
 int train_run(const train_options *o, char *msg, size_t msg_len);
+/* The checks train_run makes before it creates anything (the net, the
+ * precision lists and pins, the scaler): 0, or TRAIN_EINPUT with the same
+ * message train_run would give. */
+int train_check(const train_options *o, char *msg, size_t msg_len);
 
 #endif

@@ -165,6 +165,16 @@ int train_prepare(train_state *r, train_options *o, char *msg, size_t len)
     return 0;
 }
 
+int train_check(const train_options *given, char *msg, size_t len)
+{
+    /* train_prepare resolves defaults into its options: a copy */
+    train_options o = *given;
+    train_state r;
+    memset(&r, 0, sizeof r);
+    r.o = &o;
+    return train_prepare(&r, &o, msg, len);
+}
+
 int train_build(train_state *r, char *msg, size_t len)
 {
     const train_options *o = r->o;

@@ -96,6 +96,11 @@ const char *ak_backend_name(const ak_backend *b); /* "cpu" or "cuda" */
 const char *ak_device_name(const ak_backend *b);  /* "NVIDIA H100 80GB HBM3", the CPU model */
 const char *ak_error(const ak_backend *b);        /* the last error's message, "" if none */
 bool ak_cuda_built(void);                         /* was this build compiled with CUDA? */
+/* The cpu backend's BLAS threads set again from OPENBLAS_NUM_THREADS (when
+ * set to a positive number): OpenBLAS reads it once, when the program
+ * starts, so a process forked to run a training (a sweep's point) calls this
+ * to start as a freshly executed program would. */
+void ak_cpu_threads_from_env(void);
 
 /* ---- memory ---------------------------------------------------------------- */
 /* Allocates bytes of backend memory aligned to 256 bytes (*ptr = NULL when

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
-#include "cli.h"
 #include "record.h"
+#include "util.h"
 
 /* ---- folders and the sweep's identity -------------------------------------------------------- */
 static json_t *describe(const sweep_options *o)
@@ -36,36 +36,38 @@ static json_t *describe(const sweep_options *o)
 }
 
 /* Creates OUT and OUT/runs, or checks that OUT is this sweep's folder. */
-int sw_setup_folder(const sweep_options *o, int *lock_fd)
+int sw_setup_folder(const sweep_options *o, int *lock_fd, char *msg, size_t len)
 {
     if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST)
-        return cli_error(CLI_EINPUT, "--out %s: cannot create it: %s", o->out_dir, strerror(errno));
+        return ut_fail(msg, len, SW_EINPUT, "--out %s: cannot create it: %s", o->out_dir,
+                       strerror(errno));
     struct stat st;
     if (stat(o->out_dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return cli_error(CLI_EINPUT, "--out %s: not a directory", o->out_dir);
-    char path[4200], msg[512];
+        return ut_fail(msg, len, SW_EINPUT, "--out %s: not a directory", o->out_dir);
+    char path[4200], why[512];
     snprintf(path, sizeof path, "%s/sweep.lock", o->out_dir);
     *lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (*lock_fd < 0) return cli_error(CLI_EFAIL, "%s: %s", path, strerror(errno));
+    if (*lock_fd < 0) return ut_fail(msg, len, SW_EFAIL, "%s: %s", path, strerror(errno));
     if (flock(*lock_fd, LOCK_EX | LOCK_NB) != 0)
-        return cli_error(CLI_EINPUT, "--out %s: another sweep is running in it (%s is locked)",
-                         o->out_dir, path);
+        return ut_fail(msg, len, SW_EINPUT,
+                       "--out %s: another sweep is running in it (%s is locked)", o->out_dir, path);
     /* what a sweep killed while it rewrote them left (under the lock, nobody
      * else writes them); unfinished runs' folders are redone whole */
     const char *ours[] = {SW_SWEEP_JSON, "summary.csv"};
     for (size_t i = 0; i < sizeof ours / sizeof *ours; i++) {
         snprintf(path, sizeof path, "%s/%s", o->out_dir, ours[i]);
-        if (af_remove_stale(path, msg, sizeof msg) < 0) return cli_error(CLI_EFAIL, "%s", msg);
+        if (af_remove_stale(path, why, sizeof why) < 0)
+            return ut_fail(msg, len, SW_EFAIL, "%s", why);
     }
     json_t *mine = describe(o);
-    if (!mine) return cli_error(CLI_EFAIL, "out of memory");
+    if (!mine) return ut_fail(msg, len, SW_EFAIL, "out of memory");
     snprintf(path, sizeof path, "%s/%s", o->out_dir, SW_SWEEP_JSON);
-    int rc = CLI_OK;
+    int rc = SW_OK;
     if (access(path, F_OK) == 0) {
         json_error_t err;
         json_t *old = json_load_file(path, 0, &err);
         if (!old)
-            rc = cli_error(CLI_EINPUT, "%s: %s (line %d)", path, err.text, err.line);
+            rc = ut_fail(msg, len, SW_EINPUT, "%s: %s (line %d)", path, err.text, err.line);
         else if (!json_equal(json_object_get(old, "grid"), json_object_get(mine, "grid")) ||
                  !json_equal(json_object_get(old, "shared"), json_object_get(mine, "shared"))) {
             /* its command line, so that it can be given again */
@@ -79,10 +81,10 @@ int sw_setup_folder(const sweep_options *o, int *lock_fd)
                 if (n < sizeof cmd && json_string_value(v))
                     n += (size_t)snprintf(cmd + n, sizeof cmd - n, " %s", json_string_value(v));
             }
-            rc = cli_error(CLI_EINPUT,
-                           "--out %s holds another sweep (%s, in %s): give that command to resume "
-                           "it, or another --out",
-                           o->out_dir, cmd, path);
+            rc = ut_fail(msg, len, SW_EINPUT,
+                         "--out %s holds another sweep (%s, in %s): give that command to resume "
+                         "it, or another --out",
+                         o->out_dir, cmd, path);
         }
         json_decref(old);
     } else {
@@ -90,15 +92,15 @@ int sw_setup_folder(const sweep_options *o, int *lock_fd)
         char runs[4200];
         snprintf(runs, sizeof runs, "%s/runs", o->out_dir);
         if (access(runs, F_OK) == 0)
-            rc = cli_error(CLI_EINPUT, "--out %s has runs/ but no %s: not a sweep folder",
-                           o->out_dir, SW_SWEEP_JSON);
-        if (!rc && rec_write_json(path, mine, JSON_INDENT(2), msg, sizeof msg) != AN_OK)
-            rc = cli_error(CLI_EFAIL, "%s", msg);
+            rc = ut_fail(msg, len, SW_EINPUT, "--out %s has runs/ but no %s: not a sweep folder",
+                         o->out_dir, SW_SWEEP_JSON);
+        if (!rc && rec_write_json(path, mine, JSON_INDENT(2), why, sizeof why) != AN_OK)
+            rc = ut_fail(msg, len, SW_EFAIL, "%s", why);
     }
     json_decref(mine);
     if (rc) return rc;
     snprintf(path, sizeof path, "%s/runs", o->out_dir);
     if (mkdir(path, 0777) != 0 && errno != EEXIST)
-        return cli_error(CLI_EFAIL, "%s: %s", path, strerror(errno));
-    return CLI_OK;
+        return ut_fail(msg, len, SW_EFAIL, "%s: %s", path, strerror(errno));
+    return SW_OK;
 }

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "options.h" /* opt_parse_int */
 #include "util.h"
 
 #if AMPSCOPE_HAVE_MPI
@@ -27,7 +27,7 @@ static int env_int(const char *name, int fallback)
 {
     const char *v = getenv(name);
     int64_t n;
-    return v && cli_parse_int(v, 0, INT32_MAX, &n) == 0 ? (int)n : fallback;
+    return v && opt_parse_int(v, 0, INT32_MAX, &n) == 0 ? (int)n : fallback;
 }
 
 int sw_launcher_rank(int *size)

@@ -32,7 +32,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "util.h"
 
 #if AMPSCOPE_HAVE_MPI
@@ -79,9 +78,8 @@ static void free_sweep(sw_sweep *s)
     free(s->queue);
 }
 
-int sweep_run(const sweep_options *o)
+int sweep_run(const sweep_options *o, char *msg, size_t len)
 {
-    cli_set_context("sweep");
     sw_sweep s;
     memset(&s, 0, sizeof s);
     s.o = o;
@@ -94,7 +92,7 @@ int sweep_run(const sweep_options *o)
 #if AMPSCOPE_HAVE_MPI
     if (launched_by_mpi()) {
         if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
-            return cli_error(CLI_EFAIL, "MPI_Init failed (started by an MPI launcher)");
+            return ut_fail(msg, len, SW_EFAIL, "MPI_Init failed (started by an MPI launcher)");
         mpi = true;
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         MPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
@@ -102,31 +100,32 @@ int sweep_run(const sweep_options *o)
     }
 #else
     if (launcher_size > 1)
-        return cli_error(CLI_EINPUT,
-                         "started by an MPI launcher with %d ranks, but this ampscope was built "
-                         "without MPI (install libopenmpi-dev and build again), so each rank "
-                         "would run the whole grid",
-                         launcher_size);
+        return ut_fail(msg, len, SW_EINPUT,
+                       "started by an MPI launcher with %d ranks, but this ampscope was built "
+                       "without MPI (install libopenmpi-dev and build again), so each rank "
+                       "would run the whole grid",
+                       launcher_size);
 #endif
     s.names = calloc(s.n, sizeof *s.names);
     s.rows = calloc(s.n, sizeof *s.rows);
     s.slots = calloc((size_t)o->jobs, sizeof *s.slots);
     s.queue = calloc(s.n, sizeof *s.queue);
-    int rc = CLI_OK, lock_fd = -1;
-    if (!s.names || !s.rows || !s.slots || !s.queue) rc = cli_error(CLI_EFAIL, "out of memory");
+    int rc = SW_OK, lock_fd = -1;
+    if (!s.names || !s.rows || !s.slots || !s.queue)
+        rc = ut_fail(msg, len, SW_EFAIL, "out of memory");
     for (size_t k = 0; !rc && k < s.n; k++)
         sw_run_name(&o->grid, k, s.names[k], sizeof s.names[k]);
-    if (s.rank == 0 && !rc) rc = sw_setup_folder(o, &lock_fd);
+    if (s.rank == 0 && !rc) rc = sw_setup_folder(o, &lock_fd, msg, len);
 #if AMPSCOPE_HAVE_MPI
     if (mpi) {
         int32_t setup = rc;
         MPI_Bcast(&setup, 1, MPI_INT32_T, 0, MPI_COMM_WORLD);
-        if (setup != CLI_OK) {
+        if (setup != SW_OK) {
             /* rank 0 tells why; the others leave quietly */
             MPI_Finalize();
             free_sweep(&s);
             if (lock_fd >= 0) close(lock_fd);
-            return s.rank == 0 ? rc : CLI_OK;
+            return s.rank == 0 ? rc : SW_OK;
         }
     }
 #endif
@@ -143,7 +142,7 @@ int sweep_run(const sweep_options *o)
     bool answered = true;
     if (s.rank == 0) {
         sw_result *done = calloc(s.n, sizeof *done);
-        if (!done) rc = cli_error(CLI_EFAIL, "out of memory");
+        if (!done) rc = ut_fail(msg, len, SW_EFAIL, "out of memory");
         for (size_t k = 0; done && k < s.n; k++)
             if (!sw_read_marker(&s, k, &done[k])) {
                 done[k].state = RS_PENDING;
@@ -181,13 +180,13 @@ int sweep_run(const sweep_options *o)
                s.n, ok, diverged, failed, s.n - ok - diverged - failed, o->out_dir);
     }
     if (s.rank == 0 && ut_stop_requested())
-        rc = cli_error(CLI_EFAIL,
-                       "stopped by signal %d: %zu of %zu runs done; the same command again "
-                       "trains the rest",
-                       ut_stop_requested(), ok + diverged, s.n);
+        rc = ut_fail(msg, len, SW_EFAIL,
+                     "stopped by signal %d: %zu of %zu runs done; the same command again "
+                     "trains the rest",
+                     ut_stop_requested(), ok + diverged, s.n);
     else if (s.rank == 0 && failed)
-        rc = cli_error(CLI_EFAIL, "%zu of %zu runs failed (see %s/summary.csv)", failed, s.n,
-                       o->out_dir);
+        rc = ut_fail(msg, len, SW_EFAIL, "%zu of %zu runs failed (see %s/summary.csv)", failed, s.n,
+                     o->out_dir);
 #if AMPSCOPE_HAVE_MPI
     if (mpi) {
         if (!answered) {

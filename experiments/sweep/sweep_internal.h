@@ -2,7 +2,7 @@
  * the public face).  The state of a sweep, and each file's functions the
  * others call:
  *   grid.c         the --grid text, the points, the run names (sweep.h)
- *   sweep_train.c  train's parser for validation, `ampscope train` as a child
+ *   sweep_train.c  a point's train_options, validated; a run in a child process
  *   pool.c         this process's --jobs slots: start, reap, stop
  *   markers.c      runs/<run>/done.json
  *   summary.c      rank 0's table of runs and summary.csv
@@ -80,8 +80,8 @@ void sw_path_in(const sw_sweep *s, char *buf, size_t len, size_t run, const char
 /* One line for a CSV field: no commas, quotes or line breaks. */
 void sw_one_line(char *s);
 
-/* sweep_train.c: starts `ampscope train` for run k into dir in a child
- * process whose output goes to log_fd (closed here either way).  0 with
+/* sweep_train.c: starts run k into dir (o->run_point on its train_options)
+ * in a child process whose output goes to log_fd (closed here either way).  0 with
  * the child's pid, or -1 with the reason. */
 int sw_train_start(const sweep_options *o, size_t run, const char *dir, int log_fd, pid_t *pid,
                    char *reason, size_t len);
@@ -110,8 +110,8 @@ int sw_write_summary(const sw_sweep *s);
 void sw_record(sw_sweep *s, const sw_result *res, int rank, bool reused);
 
 /* folder.c: creates OUT and OUT/runs, or checks that OUT is this sweep's
- * folder; takes sweep.lock (*lock_fd). */
-int sw_setup_folder(const sweep_options *o, int *lock_fd);
+ * folder; takes sweep.lock (*lock_fd).  SW_OK, or a status with msg. */
+int sw_setup_folder(const sweep_options *o, int *lock_fd, char *msg, size_t len);
 
 /* queue.c */
 void sw_push_back(sw_sweep *s, size_t k);

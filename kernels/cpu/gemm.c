@@ -176,3 +176,9 @@ int ak_cpu_gemm(ak_backend *b, const ak_gemm_args *g)
     }
     return gemm_f32_acc(b, g, &s);
 }
+
+void ak_cpu_threads_from_env(void)
+{
+    const char *threads = getenv("OPENBLAS_NUM_THREADS");
+    if (threads && atoi(threads) > 0) openblas_set_num_threads(atoi(threads));
+}

@@ -115,7 +115,8 @@ CHECKS=$((CHECKS + 1))
 grep -q ',pending,' "$TMP/k/summary.csv" || fail "the killed sweep's summary: $(cat "$TMP/k/summary.csv")"
 sleep 0.2
 CHECKS=$((CHECKS + 1))
-! pgrep -f "$TMP/k/runs" >/dev/null || fail "a training outlived the killed sweep"
+# a run is a forked child of the sweep: its command line is the sweep's
+! pgrep -f -- "--out $TMP/k( |$)" >/dev/null || fail "a training outlived the killed sweep"
 before=$(mtimes "$TMP/k")
 run "$A" sweep --grid "$GRID" "${SHARED[@]}" --out "$TMP/k" --jobs 2
 expect_status 0
@@ -158,7 +159,7 @@ expect_err_has '2 done before, 2 to train'
 pid=$!
 victim=""
 for _ in $(seq 1000); do
-    victim=$(pgrep -f "$TMP/c/runs/0-5000" || true)
+    victim=$(pgrep -P $pid || true) # the sweep's only child (--jobs 1): run 0-5000
     [[ -n $victim ]] && break
     sleep 0.02
 done

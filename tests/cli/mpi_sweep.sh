@@ -72,7 +72,8 @@ CHECKS=$((CHECKS + 1))
 ! grep -q ',running' "$TMP/k/summary.csv" || fail "a row still running: $(cat "$TMP/k/summary.csv")"
 sleep 0.2
 CHECKS=$((CHECKS + 1))
-! pgrep -f "$TMP/k/runs" >/dev/null || fail "a training outlived the stopped sweep"
+# a run is a forked child of its rank: its command line is the sweep's
+! pgrep -f -- "--out $TMP/k( |$)" >/dev/null || fail "a training outlived the stopped sweep"
 run "${MPI[@]}" "$A" sweep --grid "$GRID" "${SHARED[@]}" --out "$TMP/k"
 expect_status 0
 expect_err_has "$n_done done before, $((4 - n_done)) to train"
