@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "csv.h"
 #include "cli_options.h"
 #include "commands.h"
 #include "recommend.h"
@@ -89,16 +90,13 @@ typedef struct sweep_row {
 } sweep_row;
 
 /* Splits line (no commas in a field: the sweep writes none) into at most 64 fields. */
+/* The fields of a summary.csv line, split in place by analyze's CSV reader
+ * (at most 64, the header's limit here). */
 static size_t split(char *line, char **f)
 {
-    size_t n = 0;
     line[strcspn(line, "\r\n")] = '\0';
-    for (char *p = line; p && n < 64; n++) {
-        f[n] = p;
-        p = strchr(p, ',');
-        if (p) *p++ = '\0';
-    }
-    return n;
+    const size_t n = csv_split(line, f, 64);
+    return n < 64 ? n : 64;
 }
 
 static int column(char **hdr, size_t n, const char *name)
