@@ -5,26 +5,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *msg, size_t msg_len, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static int fail(char *msg, size_t msg_len, const char *fmt, ...)
-{
-    if (msg && msg_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, msg_len, fmt, ap);
-        va_end(ap);
-    }
-    return OPT_EINPUT;
-}
+#include "util.h"
+
+/* A refusal: the message (ut_fail), then this module's status. */
+#define fail(msg, msg_len, ...) ut_fail(msg, msg_len, OPT_EINPUT, __VA_ARGS__)
 
 /* ---- numbers ------------------------------------------------------------ */
 int opt_parse_decimal(const char *s, double *value)

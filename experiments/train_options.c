@@ -2,29 +2,17 @@
  * text, and the defaults resolved at the end (see train_options.h). */
 #include "train_options.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "util.h"
 
 #include "loss_scale.h"
 
 _Static_assert(sizeof(int32_t) == sizeof(int), "the scaler's window and hysteresis are OPT_INT");
 
-static int fail(char *msg, size_t msg_len, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static int fail(char *msg, size_t msg_len, const char *fmt, ...)
-{
-    if (msg && msg_len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, msg_len, fmt, ap);
-        va_end(ap);
-    }
-    return TRAIN_EINPUT;
-}
+/* A refusal: the message (ut_fail), then this module's status. */
+#define fail(msg, msg_len, ...) ut_fail(msg, msg_len, TRAIN_EINPUT, __VA_ARGS__)
 
 static int set_no_progress(const opt_spec *row, void *base, const char *text, char *msg,
                            size_t msg_len)
