@@ -10,23 +10,9 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "files.h" /* dir_entries, ASSERT_MSG */
 #include "scratch.h"
 #include "safetensors.h"
-
-static int dir_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
-    closedir(d);
-    return n;
-}
-
-#define ASSERT_MSG(msg, part)                                                                      \
-    ck_assert_msg(strstr((msg), (part)) != NULL, "'%s' lacks '%s'", (msg), (part))
 
 /* A safetensors file by hand: the little-endian length of header (or
  * length when it is not ~0), the header, then data. */
