@@ -81,6 +81,7 @@ typedef struct train_options {
      * defaults resolved to */
     train_given given[TRAIN_MAX_GIVEN];
     int n_given;
+    int n_recorded; /* --resume: given[0..n_recorded) were replayed from run.json */
 } train_options;
 
 /* Exit-status classes of a run. */

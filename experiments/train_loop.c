@@ -7,6 +7,7 @@
 
 #include "atomic_file.h"
 #include "train_internal.h"
+#include "train_options.h" /* topt_record */
 #include "util.h" /* ut_fail, ut_seconds, ut_stop_on_signals: stop after the current step */
 
 #include <stdio.h>
@@ -154,6 +155,10 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     if (!rc && o.resume) {
         r.record = rec_run_read(train_path(&r, REC_RUN_JSON), why, sizeof why);
         if (!r.record) rc = ut_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
+        /* what this resume changed, from the step it applies; no end while it runs */
+        if (!rc) rc = topt_record_resume(&o, r.record, at.step, msg, msg_len);
+        if (!rc) rec_run_set_end(r.record, REC_NO_TIME);
+        if (!rc) rc = train_write_run_json(&r, false, msg, msg_len);
     }
     if (!rc && !o.resume) {
         r.record =
@@ -163,9 +168,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     if (!rc && !o.resume) {
         rec_run_set_start(r.record, (int64_t)time(NULL));
         /* the options as given, then what the defaults resolved to */
-        for (int i = 0; i < o.n_given; i++)
-            if (o.given[i].text && o.given[i].text[0] != '-') /* as the argv scan took them */
-                rec_run_set_string(r.record, o.given[i].key, o.given[i].text);
+        rc = topt_record(&o, r.record, msg, msg_len);
         rec_run_set_string(r.record, "net", r.net.name);
         rec_run_set_string(r.record, "mode", prec_mode_name(o.prec.mode));
         rec_run_set_string(r.record, "dtype", ak_dtype_name(o.prec.low));
@@ -173,7 +176,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
         rec_run_set_real(r.record, "lr", o.opt.lr);
         rec_run_set_int(r.record, "seed", (int64_t)o.seed);
         train_record_scaler_notes(&r);
-        rc = train_write_run_json(&r, false, msg, msg_len);
+        if (!rc) rc = train_write_run_json(&r, false, msg, msg_len);
     }
     if (!rc) rc = train_open_logs(&r, &at, msg, msg_len);
     if (rc) {
