@@ -156,7 +156,8 @@ int cmd_sweep(int argc, char **argv)
     o.run_point = cmd_train_point;
     o.version = AMPSCOPE_VERSION;
     o.git_revision = AMPSCOPE_GIT_REVISION;
-    o.shared = calloc((size_t)argc + 1, sizeof *o.shared);
+    /* two entries (option, text) per train option: --key=value is one argument */
+    o.shared = calloc(2 * (size_t)argc + 1, sizeof *o.shared);
     char **keys = calloc((size_t)argc + 1, sizeof *keys);
     char msg[4096];
     int rc = !o.shared || !keys ? cli_error(CLI_EFAIL, "out of memory")
