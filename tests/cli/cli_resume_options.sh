@@ -16,14 +16,6 @@ A=$AMPSCOPE
 net=(--net simplenet --width 16 --batch 8 --samples 64)
 LOGS=(steps.csv tensors.csv updates.csv hist.csv trace.csv trace_hist.csv checkpoint.safetensors)
 
-# the strings of a run.json list ("given", or the N-th resume's with resume N), one line
-given_of() {
-    awk -v want="${2:-given}" '
-        want == "given" && /^  "given": \[/ { f = 1; next }
-        want != "given" && /^      "given": \[/ { if (n++ == want) { f = 1; next } }
-        f && /^ *\],?$/ { exit }
-        f { sub(/^ *"/, ""); sub(/",?$/, ""); printf "%s ", $0 }' "$1"
-}
 # the steps of "resumes", one line
 resume_steps() { sed -n 's/^ *"step": \([0-9]*\),$/\1/p' "$1" | tr '\n' ' '; }
 check() {
@@ -48,8 +40,8 @@ run "$A" train "${net[@]}" --mode O2 --dtype fp16 --loss-scale pytorch --lr 0.00
     --steps 6 --checkpoint-every 3 --seed 7 --backend cpu --no-progress --out "$TMP/sp"
 expect_status 0
 want='--net simplenet --width 16 --batch 8 --samples 64 --mode O2 --dtype fp16 --loss-scale pytorch --lr 0.001 --steps 6 --checkpoint-every 3 --seed 7 --backend cpu --no-progress '
-check "given (--key=value)" "$(given_of "$TMP/eq/run.json")" "$want"
-check "given (--key value)" "$(given_of "$TMP/sp/run.json")" "$want"
+check "given (--key=value)" "$(run_json_list "$TMP/eq/run.json")" "$want"
+check "given (--key value)" "$(run_json_list "$TMP/sp/run.json")" "$want"
 check "no resumes yet" "$(resume_steps "$TMP/eq/run.json")" ""
 same_logs "$TMP/eq" "$TMP/sp" "--key=value against --key value"
 
@@ -99,7 +91,7 @@ cp -r "$TMP/eq" "$TMP/same"
 run "$A" train --resume "$TMP/same" --lr 0.0010 --steps 6 --seed=7 --no-progress --mode O2
 expect_status 0
 check "same values: no resumes" "$(resume_steps "$TMP/same/run.json")" ""
-check "same values: given" "$(given_of "$TMP/same/run.json")" "$want"
+check "same values: given" "$(run_json_list "$TMP/same/run.json")" "$want"
 same_logs "$TMP/eq" "$TMP/same" "same values"
 
 # ---- extended: recorded with its step, bit for bit the longer run ----
@@ -110,8 +102,8 @@ run "$A" train --resume="$TMP/eq" --steps=12 --checkpoint-every 4
 expect_status 0
 expect_out_has "12 steps"
 check "extended: resume steps" "$(resume_steps "$TMP/eq/run.json")" "6 "
-check "extended: resume 0" "$(given_of "$TMP/eq/run.json" 0)" "--steps 12 --checkpoint-every 4 "
-check "extended: given kept" "$(given_of "$TMP/eq/run.json")" "$want"
+check "extended: resume 0" "$(run_json_list "$TMP/eq/run.json" 0)" "--steps 12 --checkpoint-every 4 "
+check "extended: given kept" "$(run_json_list "$TMP/eq/run.json")" "$want"
 grep -q '"steps": "12"' "$TMP/eq/run.json" || fail "options: steps not 12"
 same_logs "$TMP/whole12" "$TMP/eq" "--steps 6 resumed with --steps 12"
 # a second resume replays the first one's options (--steps 12): 12 is no shortening, 11 is
@@ -123,7 +115,7 @@ expect_status 0
 run "$A" train --resume "$TMP/eq" --steps 15 --no-progress --checkpoint-every 4
 expect_status 0
 check "twice: resume steps" "$(resume_steps "$TMP/eq/run.json")" "6 12 "
-check "twice: resume 1" "$(given_of "$TMP/eq/run.json" 1)" "--steps 15 "
+check "twice: resume 1" "$(run_json_list "$TMP/eq/run.json" 1)" "--steps 15 "
 same_logs "$TMP/whole15" "$TMP/eq" "resumed twice to 15 steps"
 
 # ---- by epochs: --epochs extends, --steps is refused ----
@@ -138,7 +130,7 @@ expect_err_has '--steps cannot change on a resumed run whose length run.json giv
 check "refused --steps: unchanged" "$(snapshot "$TMP/e1")" "$before"
 run "$A" train --resume "$TMP/e1" --epochs=2
 expect_status 0
-check "epochs: resume" "$(resume_steps "$TMP/e1/run.json") $(given_of "$TMP/e1/run.json" 0)" \
+check "epochs: resume" "$(resume_steps "$TMP/e1/run.json") $(run_json_list "$TMP/e1/run.json" 0)" \
     "8  --epochs 2 "
 same_logs "$TMP/e2" "$TMP/e1" "--epochs 1 resumed with --epochs 2"
 
@@ -215,7 +207,7 @@ run "$A" sweep --grid "seed=1,2" --out "$TMP/sw" --no-progress --net=simplenet -
     --batch=8 --samples=64 --mode=O2 --loss-scale=pytorch --lr=0.001 --steps=3 --backend=cpu \
     --stats-every=1 --hist-every=1 --trace-every=1 --checkpoint-every=2
 expect_status 0
-check "sweep point given" "$(given_of "$TMP/sw/runs/0-1/run.json")" \
+check "sweep point given" "$(run_json_list "$TMP/sw/runs/0-1/run.json")" \
     "--net simplenet --width 16 --batch 8 --samples 64 --mode O2 --loss-scale pytorch --lr 0.001 --steps 3 --backend cpu --stats-every 1 --hist-every 1 --trace-every 1 --checkpoint-every 2 --seed 1 --no-progress "
 run "$A" train "${net[@]}" --mode O2 --loss-scale pytorch --lr 0.001 --steps 3 --backend cpu \
     --stats-every 1 --hist-every 1 --trace-every 1 --checkpoint-every 2 --seed 2 --no-progress \
