@@ -364,6 +364,8 @@ const char *rec_run_arg(const rec_run *r, size_t list, size_t j);
  * (>= 0; a record with "given" only).  Strings valid UTF-8, else AN_EINVAL. */
 int rec_run_set_given(rec_run *r, const char *const *args, size_t n);
 int rec_run_add_resume(rec_run *r, int64_t step, const char *const *args, size_t n);
+/* Whether s can be a string of run.json (valid UTF-8). */
+bool rec_run_text_ok(const char *s);
 
 /* Writes r atomically (af_write) as above. */
 int rec_run_write(const rec_run *r, const char *path, char *msg, size_t msg_len);

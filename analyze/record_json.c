@@ -161,6 +161,13 @@ const char *rec_run_arg(const rec_run *r, size_t list, size_t j)
     return json_string_value(json_array_get(arg_list(r, list), j));
 }
 
+bool rec_run_text_ok(const char *s)
+{
+    json_t *j = s ? json_string(s) : NULL;
+    json_decref(j);
+    return j != NULL;
+}
+
 /* A new array of the strings, or NULL (one is not valid UTF-8, or out of memory). */
 static json_t *string_array(const char *const *args, size_t n)
 {

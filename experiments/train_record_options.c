@@ -31,8 +31,8 @@ static bool may_change(const char *key)
 }
 
 /* The given entries from first on as argv ("--key", then its text), without
- * the ones that name the folder: *n strings in args, the "--key" texts in
- * keys (each array of 2 * n_given entries, freed by the caller). */
+ * the ones that name the folder: *n strings in args (room for 2 * n_given),
+ * the "--key" texts in keys (room for n_given). */
 typedef char key_text[72]; /* "--" + a table name */
 static void as_args(const train_options *o, int first, const char **args, key_text *keys, size_t *n)
 {
@@ -45,7 +45,7 @@ static void as_args(const train_options *o, int first, const char **args, key_te
     }
 }
 
-/* Records the given entries from first on: "given" (resume < 0) or a resume at step. */
+/* Records the given entries from first on: "given" (step < 0) or a resume at step. */
 static int record_args(const train_options *o, int first, rec_run *r, int64_t step, char *msg,
                        size_t len)
 {
@@ -57,9 +57,9 @@ static int record_args(const train_options *o, int first, rec_run *r, int64_t st
     if (!args || !keys) rc = ut_fail(msg, len, TRAIN_EFAIL, "out of memory");
     if (!rc) as_args(o, first, args, keys, &n);
     if (!rc && step < 0 && rec_run_set_given(r, args, n) != 0)
-        rc = fail(msg, len, "an option's text is not valid UTF-8");
+        rc = ut_fail(msg, len, TRAIN_EFAIL, "out of memory"); /* topt_set checked the texts */
     if (!rc && step >= 0 && n > 0 && rec_run_add_resume(r, step, args, n) != 0)
-        rc = fail(msg, len, "an option's text is not valid UTF-8");
+        rc = ut_fail(msg, len, TRAIN_EFAIL, "out of memory");
     free(args);
     free(keys);
     return rc;

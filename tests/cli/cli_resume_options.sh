@@ -45,6 +45,21 @@ check "given (--key value)" "$(run_json_list "$TMP/sp/run.json")" "$want"
 check "no resumes yet" "$(resume_steps "$TMP/eq/run.json")" ""
 same_logs "$TMP/eq" "$TMP/sp" "--key=value against --key value"
 
+# a text run.json cannot hold (not UTF-8): refused before anything is created, both forms
+for form in "--data=$TMP/"$'\xff' "--white-list "$'li\xffnear'; do
+    # shellcheck disable=SC2086 # the form is one or two words
+    run "$A" train "${net[@]}" $form --steps 2 --backend cpu --out "$TMP/utf8-run"
+    expect_status 2
+    expect_err_has ': the value is not valid UTF-8 (run.json records it as given)'
+    CHECKS=$((CHECKS + 1))
+    [[ ! -e $TMP/utf8-run ]] || fail "$form: the folder was created"
+done
+run "$A" sweep --grid "seed=1,2" --out "$TMP/utf8-sweep" --net=simplenet "--data=$TMP/"$'\xff'
+expect_status 2
+expect_err_has '--data: the value is not valid UTF-8'
+CHECKS=$((CHECKS + 1))
+[[ ! -e $TMP/utf8-sweep ]] || fail "sweep: the folder was created"
+
 # ---- refused on --resume: exit 2, one line naming the option, nothing changed ----
 before=$(snapshot "$TMP/eq")
 refused() {
