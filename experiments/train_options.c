@@ -365,7 +365,8 @@ const opt_spec topt_table[] = {
      .offset = OPT_NO_FIELD,
      .deferred = true,
      .help = "continue the run in DIR bit for bit from its checkpoint, with\n"
-             "the options of its run.json (--steps/--epochs may extend it)"},
+             "the options of its run.json; only --steps/--epochs (to extend\n"
+             "it), --checkpoint-every and --no-progress may be given with it"},
     {.name = "init",
      .kind = OPT_PATH,
      .offset = F(init_path),
