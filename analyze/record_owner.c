@@ -385,11 +385,15 @@ static int check_content(const rec_out_dir *o, char *said, size_t said_len, char
     char foreign[512], why[1024] = "";
     const rec_folder k = rec_folder_kind(dir, foreign, sizeof foreign);
     if (k == REC_FOLDER_EMPTY) return AN_OK;
+    if (k == REC_FOLDER_FOREIGN && o->force)
+        return ut_fail(msg, msg_len, AN_EINVAL,
+                       "%s %s holds %s, which ampscope did not write: --force removes only "
+                       "ampscope's files; move it or choose another folder",
+                       opt, dir, foreign);
     if (k == REC_FOLDER_FOREIGN)
         return ut_fail(msg, msg_len, AN_EINVAL,
-                       "%s %s holds %s, which ampscope did not write: choose another folder "
-                       "(--force removes only ampscope's files)",
-                       opt, dir, foreign);
+                       "%s %s holds %s, which ampscope did not write: choose another folder", opt,
+                       dir, foreign);
     const bool mine = k == rec_folder_of_command(o->command);
     if (mine && o->reuse && (!o->compatible || o->compatible(dir, o->ctx, why, sizeof why)))
         return AN_OK;
@@ -411,7 +415,7 @@ static int check_content(const rec_out_dir *o, char *said, size_t said_len, char
     for (size_t i = 0; i < o->n_inputs; i++)
         if (o->inputs[i].path && inside(o->inputs[i].path, &d))
             return ut_fail(msg, msg_len, AN_EINVAL,
-                           "%s %s --force would remove %s %s: choose another folder", opt, dir,
+                           "%s %s: --force would remove %s %s: choose another folder", opt, dir,
                            o->inputs[i].option, o->inputs[i].path);
     return clear(o, k, said, said_len, msg, msg_len);
 }

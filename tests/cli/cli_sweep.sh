@@ -212,7 +212,7 @@ bad "unknown option '--bogus'" --grid "seed=1" --bogus 3 --out "$TMP/bad"
 bad "--seed is both a grid axis and a shared option" --grid "seed=1,2" --seed 3 --out "$TMP/bad"
 bad "--jobs wants an integer in [1, 1024], got '0'" --grid "seed=1" --jobs 0 --out "$TMP/bad"
 bad "--resume is not a sweep option" --grid "seed=1" --resume x --out "$TMP/bad"
-bad "--out $TMP/nowhere/bad: cannot create it" --grid "seed=1" --net mlp --out "$TMP/nowhere/bad"
+bad "--out $TMP/nowhere/bad: no folder $TMP/nowhere (make it first)" --grid "seed=1" --net mlp --out "$TMP/nowhere/bad"
 # a folder holding another sweep, or something else, is refused
 run "$A" sweep --grid "mode=O2" "${SHARED[@]}" --out "$TMP/s"
 expect_status 2
