@@ -50,12 +50,15 @@ static bool ends_with(const char *s, const char *end)
     return n > m && strcmp(s + n - m, end) == 0;
 }
 
-/* name without the ".tmp.PID" of an atomic writer's temporary file */
-static void without_tmp(const char *name, char *out, size_t len)
+/* name without the ".tmp.PID" of an atomic writer's temporary file; true
+ * when it had one */
+static bool without_tmp(const char *name, char *out, size_t len)
 {
     snprintf(out, len, "%s", name);
     char *t = strstr(out, ".tmp.");
-    if (t && t[5] && strspn(t + 5, "0123456789") == strlen(t + 5)) *t = '\0';
+    if (!t || !t[5] || strspn(t + 5, "0123456789") != strlen(t + 5)) return false;
+    *t = '\0';
+    return true;
 }
 
 /* Whether an entry of a folder of some kind is ampscope's: path is the
@@ -63,9 +66,10 @@ static void without_tmp(const char *name, char *out, size_t len)
 typedef bool entry_ok(const char *path, const char *shown, const char *name, bool is_dir,
                       char *foreign, size_t len);
 
-/* Every entry of dir passes ok (lock files aside): their number, or -1
- * with the first that does not in foreign.  An unreadable folder counts
- * as foreign. */
+/* Every entry of dir passes ok (lock files aside): their number (a killed
+ * atomic write's temporary file, the only trace of a writer killed before
+ * its first file, is not counted), or -1 with the first that does not in
+ * foreign.  An unreadable folder counts as foreign. */
 static long each_entry(const char *dir, const char *shown, entry_ok *ok, char *foreign, size_t len)
 {
     DIR *d = opendir(dir);
@@ -81,7 +85,7 @@ static long each_entry(const char *dir, const char *shown, entry_ok *ok, char *f
         char path[4200], name_shown[4200], base[256];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         snprintf(name_shown, sizeof name_shown, "%s%s%s", shown, shown[0] ? "/" : "", e->d_name);
-        without_tmp(e->d_name, base, sizeof base);
+        const bool tmp = without_tmp(e->d_name, base, sizeof base);
         struct stat st;
         const bool is_dir = lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
         const bool plain = is_dir || (lstat(path, &st) == 0 && S_ISREG(st.st_mode));
@@ -91,7 +95,7 @@ static long each_entry(const char *dir, const char *shown, entry_ok *ok, char *f
             closedir(d);
             return -1;
         }
-        n++;
+        n += !tmp;
     }
     closedir(d);
     return n;
@@ -376,6 +380,25 @@ static int clear(const rec_out_dir *o, rec_folder k, char *said, size_t said_len
     return rc;
 }
 
+/* An empty folder's temporary files, which writers killed mid-write left
+ * (under the lock no ampscope process writes here). */
+static int remove_leftovers(const char *dir, char *msg, size_t msg_len)
+{
+    DIR *d = opendir(dir);
+    if (!d) return ut_fail(msg, msg_len, AN_EIO, "%s: %s", dir, strerror(errno));
+    int rc = AN_OK;
+    const struct dirent *e;
+    while (!rc && (e = readdir(d)) != NULL) {
+        char path[4200], base[256];
+        if (!without_tmp(e->d_name, base, sizeof base)) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (unlink(path) != 0 && errno != ENOENT)
+            rc = ut_fail(msg, msg_len, AN_EIO, "%s: %s", path, strerror(errno));
+    }
+    closedir(d);
+    return rc;
+}
+
 /* Under the lock: the folder's content is fine for o, or it is refused,
  * or --force clears it. */
 static int check_content(const rec_out_dir *o, char *said, size_t said_len, char *msg,
@@ -384,7 +407,7 @@ static int check_content(const rec_out_dir *o, char *said, size_t said_len, char
     const char *opt = o->option, *dir = o->dir;
     char foreign[512], why[1024] = "";
     const rec_folder k = rec_folder_kind(dir, foreign, sizeof foreign);
-    if (k == REC_FOLDER_EMPTY) return AN_OK;
+    if (k == REC_FOLDER_EMPTY) return remove_leftovers(dir, msg, msg_len);
     if (k == REC_FOLDER_FOREIGN && o->force)
         return ut_fail(msg, msg_len, AN_EINVAL,
                        "%s %s holds %s, which ampscope did not write: --force removes only "

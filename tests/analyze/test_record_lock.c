@@ -274,13 +274,25 @@ START_TEST(take_out_dir)
     ck_assert_int_eq(rec_take_out_dir(&s, &fd, said, sizeof said, msg, sizeof msg), AN_OK);
     rec_lock_release(fd);
 
+    /* a writer killed before its first file left only a temporary one: empty, and it goes */
+    char killed[128];
+    path_in(killed, sizeof killed, dir, "killed");
+    mkdir(killed, 0777);
+    write_text(killed, ".ampscope.lock", "ampscope train 1\n");
+    write_text(killed, "run.json.tmp.77", "{");
+    ck_assert_int_eq(rec_folder_kind(killed, NULL, 0), REC_FOLDER_EMPTY);
+    rec_out_dir k = {.option = "--out", .dir = killed, .command = "train"};
+    ck_assert_int_eq(rec_take_out_dir(&k, &fd, said, sizeof said, msg, sizeof msg), AN_OK);
+    ck_assert_int_eq(dir_entries(killed), 1);
+    rec_lock_release(fd);
+
     /* a missing parent is named, nothing is made */
     char deep[128];
     path_in(deep, sizeof deep, dir, "no/such");
     rec_out_dir d = {.option = "--out", .dir = deep, .command = "report"};
     ck_assert_int_eq(rec_take_out_dir(&d, &fd, said, sizeof said, msg, sizeof msg), AN_EINVAL);
     ASSERT_MSG(msg, "(make it first)");
-    ck_assert_int_eq(dir_entries(dir), 2);
+    ck_assert_int_eq(dir_entries(dir), 3);
 }
 END_TEST
 
