@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "cli_options.h"
 #include "commands.h"
+#include "record_lock.h"
 #include "data.h"
 #include "model.h"
 #include "nets.h"
@@ -317,5 +318,9 @@ int cmd_grad(int argc, char **argv)
     if (!f) return cli_error(CLI_EINPUT, "--init %s: %s", j.init, strerror(errno));
     fclose(f);
     if ((rc = want_out_dir(j.out)) != 0) return rc;
+    /* never over what it reads, nor into a record */
+    const rec_input inputs[] = {{"--init", j.init}, {"--data", j.data_dir}};
+    if (rec_check_output("--out", j.out, NULL, inputs, 2, why, sizeof why) != AN_OK)
+        return cli_error(CLI_EINPUT, "%s", why);
     return run_grad(&j, &net);
 }

@@ -16,6 +16,7 @@
 #include "csv.h"
 #include "cli_options.h"
 #include "commands.h"
+#include "record_lock.h"
 #include "recommend.h"
 #include "record.h"
 #include "sweep.h"
@@ -288,6 +289,11 @@ int cmd_recommend(int argc, char **argv)
         return cli_error(CLI_EINPUT, "RUN_DIR is required (a directory `ampscope train` wrote)");
     char sweep_json[4200];
     struct stat st;
+    /* --csv never over what it reads, nor into a record */
+    const rec_input inputs[] = {{"RUN_DIR", dir}};
+    char why[1024];
+    if (csv && rec_check_output("--csv", csv, NULL, inputs, 1, why, sizeof why) != AN_OK)
+        return cli_error(CLI_EINPUT, "%s", why);
     snprintf(sweep_json, sizeof sweep_json, "%s/%s", dir, SW_SWEEP_JSON);
     if (stat(sweep_json, &st) == 0)
         return recommend_sweep(dir, grid, base_given || target_given || csv);

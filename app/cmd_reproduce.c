@@ -65,7 +65,12 @@ static const opt_spec reproduce_options[] = {
     {.name = "out",
      .kind = OPT_DIR,
      .offset = F(o.out_dir),
-     .help = "the report folder (created if missing)"},
+     .help = "the report folder (created if missing; its parent must exist)"},
+    {.name = "force",
+     .kind = OPT_FLAG,
+     .offset = F(o.force),
+     .help = "replace what --out DIR holds if it is not reproduce's (only the\n"
+             "files ampscope writes; says what it removes)"},
     {.name = "no-progress",
      .kind = OPT_FLAG,
      .offset = OPT_NO_FIELD,

@@ -47,6 +47,11 @@ static const opt_spec sweep_table[] = {
      .kind = OPT_DIR,
      .offset = F(out_dir),
      .help = "the sweep folder (created if missing; its parent must exist)"},
+    {.name = "force",
+     .kind = OPT_FLAG,
+     .offset = F(force),
+     .help = "replace what --out DIR holds if it is not this sweep's (only the\n"
+             "files ampscope writes; says what it removes)"},
     {.name = "jobs",
      .kind = OPT_INT,
      .offset = F(jobs),

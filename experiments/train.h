@@ -57,6 +57,9 @@ typedef struct train_options {
     const char *backend;    /* cpu, cuda, auto */
     const char *data_dir;   /* Fashion-MNIST (NULL: Debian's) */
     const char *out_dir;
+    const char
+        *owner_dir; /* the study whose folder out_dir lies in (a sweep, reproduce), or NULL */
+    bool force;     /* --force: replace what out_dir holds (ampscope's files only) */
     uint64_t seed;
     int64_t epochs, steps; /* steps > 0 overrides epochs */
     size_t batch;

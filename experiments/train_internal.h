@@ -23,6 +23,7 @@
 #include "model.h"
 #include "nets.h"
 #include "record.h"
+#include "record_lock.h"
 #include "train.h"
 
 typedef struct train_state {
@@ -48,6 +49,7 @@ typedef struct train_state {
     rec_log *steps_log, *tensors_log, *updates_log, *hist_log, *eval_log;
     rec_log *trace_log, *trace_hist_log;
     rec_run *record;
+    int lock_fd; /* the record folder's lock (-1: none) */
     char path[4096];
     float scale_used;                /* the scale the current step multiplies its loss by */
     ak_tensor acc[MODEL_MAX_PARAMS]; /* --accumulate: the summed gradients */
@@ -63,8 +65,11 @@ typedef struct train_state {
  * precision options, the scaler; a bad one is TRAIN_EINPUT.  Fills in the
  * defaults that depend on the net. */
 int train_prepare(train_state *r, train_options *o, char *msg, size_t len);
-/* --out: created if need be, and holding no run yet. */
-int train_make_out_dir(const char *dir, char *msg, size_t len);
+/* --out (or --resume) DIR taken for the whole run (record_lock.h): its
+ * lock in r->lock_fd; a new run's folder made if need be, empty or
+ * cleared by --force; never an input's nor inside a record it does not
+ * own. */
+int train_take_out_dir(train_state *r, char *msg, size_t len);
 /* On the open backend: the data, the model with its initial (or --init)
  * weights, and the step's state with the scaler's initial state. */
 int train_build(train_state *r, char *msg, size_t len);

@@ -138,12 +138,16 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     train_state r;
     memset(&r, 0, sizeof r);
     r.o = &o;
+    r.lock_fd = -1;
     int rc = train_prepare(&r, &o, msg, msg_len);
-    if (!rc && !o.resume) rc = train_make_out_dir(o.out_dir, msg, msg_len);
+    if (!rc) rc = train_take_out_dir(&r, msg, msg_len);
     if (rc) return rc;
     char notice[512];
     r.b = ak_open(o.backend, notice, sizeof notice);
-    if (!r.b) return ut_fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
+    if (!r.b) {
+        train_free(&r);
+        return ut_fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
+    }
     if (notice[0]) fprintf(stderr, "ampscope train: %s\n", notice);
     rc = train_build(&r, msg, msg_len);
     /* a resumed run: the weights, optimizer and scaler state and the data

@@ -351,6 +351,11 @@ const opt_spec topt_table[] = {
      .offset = OPT_NO_FIELD,
      .parse = set_no_progress,
      .help = "no progress line on a terminal"},
+    {.name = "force",
+     .kind = OPT_FLAG,
+     .offset = F(force),
+     .help = "replace the record --out DIR holds (only the files ampscope\n"
+             "writes; says what it removes); not with --resume"},
 
     {.name = "checkpoint-every",
      .kind = OPT_I64,

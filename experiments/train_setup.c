@@ -49,19 +49,22 @@ int train_backend_fail(train_state *r, char *msg, size_t len, const char *what)
     return ut_fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error(r->b));
 }
 
-int train_make_out_dir(const char *dir, char *msg, size_t len)
+int train_take_out_dir(train_state *r, char *msg, size_t len)
 {
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return ut_fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir,
-                       strerror(errno));
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return ut_fail(msg, len, TRAIN_EINPUT, "--out %s: not a directory", dir);
-    char probe[4096];
-    snprintf(probe, sizeof probe, "%s/%s", dir, REC_STEPS_CSV);
-    if (access(probe, F_OK) == 0)
-        return ut_fail(msg, len, TRAIN_EINPUT,
-                       "--out %s already holds a run (steps.csv); choose another directory", dir);
+    const train_options *o = r->o;
+    const rec_input inputs[] = {{"--init", o->init_path}, {"--data", o->data_dir}};
+    const rec_out_dir want = {.option = o->resume ? "--resume" : "--out",
+                              .dir = o->out_dir,
+                              .command = "train",
+                              .owner = o->owner_dir,
+                              .inputs = inputs,
+                              .n_inputs = sizeof inputs / sizeof *inputs,
+                              .resume = o->resume,
+                              .force = o->force};
+    char said[1024], why[1024];
+    const int rc = rec_take_out_dir(&want, &r->lock_fd, said, sizeof said, why, sizeof why);
+    if (rc) return ut_fail(msg, len, rc == AN_EINVAL ? TRAIN_EINPUT : TRAIN_EFAIL, "%s", why);
+    if (said[0]) fprintf(stderr, "ampscope train: %s\n", said);
     return 0;
 }
 
@@ -226,4 +229,6 @@ void train_free(train_state *r)
     free(r->labels_host);
     free(r->stats_host);
     free(r->loss_host);
+    rec_lock_release(r->lock_fd); /* last: the record is complete */
+    r->lock_fd = -1;
 }

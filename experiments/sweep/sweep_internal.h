@@ -110,7 +110,7 @@ int sw_write_summary(const sw_sweep *s);
 void sw_record(sw_sweep *s, const sw_result *res, int rank, bool reused);
 
 /* folder.c: creates OUT and OUT/runs, or checks that OUT is this sweep's
- * folder; takes sweep.lock (*lock_fd).  SW_OK, or a status with msg. */
+ * folder; takes its record lock (*lock_fd).  SW_OK, or a status with msg. */
 int sw_setup_folder(const sweep_options *o, int *lock_fd, char *msg, size_t len);
 
 /* queue.c */
