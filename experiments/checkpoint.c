@@ -143,6 +143,24 @@ static void put_d(meta *md, const char *key, double v)
     md->n++;
 }
 
+static void put_s(meta *md, const char *key, const char *v)
+{
+    snprintf(md->keys[md->n], sizeof md->keys[0], "%s", key);
+    snprintf(md->values[md->n], sizeof md->values[0], "%s", v);
+    md->n++;
+}
+
+static int get_s(const st_file *f, const char *path, const char *key, char *v, size_t v_len,
+                 char *msg, size_t len)
+{
+    const char *s = st_metadata_get(f, key);
+    if (!s || !*s) return ut_fail(msg, len, -1, "%s: metadata '%s' is missing", path, key);
+    if (strlen(s) >= v_len)
+        return ut_fail(msg, len, -1, "%s: metadata '%s' is too long: '%.64s...'", path, key, s);
+    memcpy(v, s, strlen(s) + 1);
+    return 0;
+}
+
 static int get_i(const st_file *f, const char *path, const char *key, int64_t *v, char *msg,
                  size_t len)
 {
@@ -223,6 +241,12 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
     put_i(&md, "scaler.backoffs", c->backoffs);
     put_i(&md, "scaler.overflows_in_a_row", c->overflows_in_a_row);
     put_i(&md, "scaler.steps_at_min", c->steps_at_min);
+    put_s(&md, "run.net", s->run.net);
+    put_s(&md, "run.mode", s->run.mode);
+    put_s(&md, "run.dtype", s->run.dtype);
+    put_i(&md, "run.batch", s->run.batch);
+    put_d(&md, "run.lr", s->run.lr);
+    put_i(&md, "run.seed", (int64_t)s->run.seed);
     for (size_t i = 0; i < md.n; i++) {
         md.pairs[i].key = md.keys[i];
         md.pairs[i].value = md.values[i];
@@ -290,6 +314,12 @@ int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_l
     GET_I("scaler.backoffs", c->backoffs);
     GET_I("scaler.overflows_in_a_row", c->overflows_in_a_row);
     GET_I("scaler.steps_at_min", c->steps_at_min);
+    if (!rc) rc = get_s(f, path, "run.net", s->run.net, sizeof s->run.net, msg, msg_len);
+    if (!rc) rc = get_s(f, path, "run.mode", s->run.mode, sizeof s->run.mode, msg, msg_len);
+    if (!rc) rc = get_s(f, path, "run.dtype", s->run.dtype, sizeof s->run.dtype, msg, msg_len);
+    GET_I("run.batch", s->run.batch);
+    GET_D("run.lr", s->run.lr);
+    GET_I("run.seed", s->run.seed);
 #undef GET_I
 #undef GET_D
     if (!rc && (s->step < 0 || s->epoch < 0 || s->batch < 0))

@@ -19,6 +19,15 @@
 #include "kernels.h"
 #include "model.h"
 
+/* The run that wrote a checkpoint, as its run.json has the options
+ * resolved (metadata "run.net", ...): a resume checks that the two agree. */
+typedef struct ckpt_run {
+    char net[32], mode[8], dtype[8];
+    int64_t batch;
+    float lr;
+    uint64_t seed;
+} ckpt_run;
+
 /* Where a run stands after its last completed step. */
 typedef struct ckpt_state {
     int64_t step;      /* steps completed (the next step's number) */
@@ -29,6 +38,7 @@ typedef struct ckpt_state {
     float scale_used;  /* the scale the next step multiplies its loss by */
     ak_opt_state opt;  /* host copies */
     ak_scaler_state scaler;
+    ckpt_run run;
 } ckpt_state;
 
 /* Writes every stored copy of every parameter, the optimizer buffers and

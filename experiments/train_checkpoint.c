@@ -8,6 +8,7 @@
 #include "atomic_file.h" /* ut_fail, af_remove_stale */
 #include "train_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@ int train_save_checkpoint(train_state *r, int64_t step, int64_t epoch, int64_t b
     s.sr_index = r->opt.round.index;
     s.skips = r->skips;
     s.scale_used = r->scale_used;
+    train_run_identity(r, &s.run);
     if (ak_to_host(r->b, &s.opt, r->opt_state, sizeof s.opt) != 0 ||
         ak_to_host(r->b, &s.scaler, r->scaler, sizeof s.scaler) != 0)
         return train_backend_fail(r, msg, len, "reading the state for the checkpoint");

@@ -123,5 +123,8 @@ int train_restore(train_state *r, ckpt_state *at, char *msg, size_t len);
  * file and what is wrong. */
 int train_verify_resume(train_state *r, const ckpt_state *at, bool has_checkpoint, char *msg,
                         size_t len);
+/* The run's identity a checkpoint keeps (net, mode, dtype, batch, lr, seed
+ * as run.json has them resolved). */
+void train_run_identity(const train_state *r, ckpt_run *s);
 
 #endif

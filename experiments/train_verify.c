@@ -36,11 +36,21 @@ static int bad(char *msg, size_t len, const char *file, const char *fmt, ...)
 }
 
 /* ---- run.json ------------------------------------------------------------------------- */
-/* run.json records what the defaults resolved to (train_loop.c); the
- * options rebuilt from it must give the same. */
-static int verify_run_json(train_state *r, char *msg, size_t len)
+void train_run_identity(const train_state *r, ckpt_run *s)
 {
     const train_options *o = r->o;
+    snprintf(s->net, sizeof s->net, "%s", r->net.name);
+    snprintf(s->mode, sizeof s->mode, "%s", prec_mode_name(o->prec.mode));
+    snprintf(s->dtype, sizeof s->dtype, "%s", ak_dtype_name(o->prec.low));
+    s->batch = (int64_t)o->batch;
+    s->lr = o->opt.lr;
+    s->seed = o->seed;
+}
+
+/* run.json records what the defaults resolved to (train_loop.c); the
+ * options rebuilt from it must give the same. */
+static int verify_run_json(train_state *r, const ckpt_run *id, char *msg, size_t len)
+{
     char why[512], path[4096];
     snprintf(path, sizeof path, "%s", train_path(r, REC_RUN_JSON));
     rec_run *run = rec_run_read(path, why, sizeof why);
@@ -52,12 +62,9 @@ static int verify_run_json(train_state *r, char *msg, size_t len)
         const char *key, *text; /* text NULL: compared as a number */
         double number;
     } want[] = {
-        {"net", r->net.name, 0},
-        {"mode", prec_mode_name(o->prec.mode), 0},
-        {"dtype", ak_dtype_name(o->prec.low), 0},
-        {"batch", NULL, (double)o->batch},
-        {"lr", NULL, (double)o->opt.lr},
-        {"seed", NULL, (double)o->seed},
+        {"net", id->net, 0},          {"mode", id->mode, 0},
+        {"dtype", id->dtype, 0},      {"batch", NULL, (double)id->batch},
+        {"lr", NULL, (double)id->lr}, {"seed", NULL, (double)id->seed},
     };
     for (size_t i = 0; !rc && i < sizeof want / sizeof want[0]; i++) {
         rec_option v;
@@ -131,6 +138,31 @@ static int verify_scaler(const ak_scaler_config *c, const ckpt_state *at, const 
     if (s->good < 0 || s->good > good_max)
         return bad(msg, len, path, "scaler.good is %lld, outside [0, %lld]", (long long)s->good,
                    (long long)good_max);
+    return 0;
+}
+
+/* The run that wrote the checkpoint is the one run.json describes. */
+static int verify_identity(const ckpt_run *at, const ckpt_run *id, const char *path, char *msg,
+                           size_t len)
+{
+    const struct {
+        const char *key, *had, *has;
+    } names[] = {
+        {"net", at->net, id->net}, {"mode", at->mode, id->mode}, {"dtype", at->dtype, id->dtype}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(names[i].had, names[i].has) != 0)
+            return bad(msg, len, path, "written by a run with %s '%s', but run.json says '%s'",
+                       names[i].key, names[i].had, names[i].has);
+    const struct {
+        const char *key;
+        double had, has;
+    } numbers[] = {{"batch", (double)at->batch, (double)id->batch},
+                   {"lr", at->lr, id->lr},
+                   {"seed", (double)at->seed, (double)id->seed}};
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++)
+        if (!(numbers[i].had == numbers[i].has))
+            return bad(msg, len, path, "written by a run with %s %.9g, but run.json says %.9g",
+                       numbers[i].key, numbers[i].had, numbers[i].has);
     return 0;
 }
 
@@ -244,11 +276,15 @@ static int verify_logs(train_state *r, const ckpt_state *at, bool has_checkpoint
 int train_verify_resume(train_state *r, const ckpt_state *at, bool has_checkpoint, char *msg,
                         size_t len)
 {
-    int rc = verify_run_json(r, msg, len);
+    ckpt_run id;
+    memset(&id, 0, sizeof id);
+    train_run_identity(r, &id);
+    int rc = verify_run_json(r, &id, msg, len);
     if (!rc && has_checkpoint) {
         char path[4096];
         snprintf(path, sizeof path, "%s", train_path(r, REC_CHECKPOINT));
-        rc = verify_position(r, at, path, msg, len);
+        rc = verify_identity(&at->run, &id, path, msg, len);
+        if (!rc) rc = verify_position(r, at, path, msg, len);
         if (!rc) rc = verify_counts(at, path, msg, len);
         if (!rc) rc = verify_scaler(&r->o->scaler, at, path, msg, len);
     }
