@@ -50,10 +50,7 @@ static int check_crc32(const st_file *f, const char *path, bool required, char *
 {
     const char *text = st_metadata_get(f, "data_crc32");
     if (!text && !required) return 0;
-    char *end;
-    errno = 0;
-    const unsigned long want = text ? strtoul(text, &end, 16) : 0;
-    if (!text || strlen(text) != 8 || *end || errno)
+    if (!text || strlen(text) != 8 || strspn(text, "0123456789abcdef") != 8)
         return ut_fail(msg, len, -1, "%s: metadata 'data_crc32' is %s%s%s, expected 8 hex digits",
                        path, text ? "'" : "missing", text ? text : "", text ? "'" : "");
     const size_t n = st_count(f);
@@ -64,7 +61,7 @@ static int check_crc32(const st_file *f, const char *path, bool required, char *
     const int64_t got = tensors_crc32(all, n);
     free(all);
     if (got < 0) return ut_fail(msg, len, -1, "%s: out of memory", path);
-    if ((unsigned long)got != want)
+    if ((unsigned long)got != strtoul(text, NULL, 16))
         return ut_fail(msg, len, -1,
                        "%s: the tensor data's CRC-32 is %08lx, the metadata say %s: the file is "
                        "damaged",
@@ -214,10 +211,10 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
         for (size_t i = 0; i < n; i++)
             all[i] = &t[i];
         const int64_t crc = tensors_crc32(all, n);
+        char hex[16];
+        snprintf(hex, sizeof hex, "%08lx", (unsigned long)crc);
         if (crc < 0) rc = ut_fail(msg, msg_len, -1, "%s: out of memory", path);
-        snprintf(md.keys[md.n], sizeof md.keys[0], "data_crc32");
-        snprintf(md.values[md.n], sizeof md.values[0], "%08lx", (unsigned long)crc);
-        md.n++;
+        put_s(&md, "data_crc32", hex);
     }
     put_i(&md, "step", s->step);
     put_i(&md, "epoch", s->epoch);
