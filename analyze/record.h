@@ -219,6 +219,26 @@ typedef struct rec_log rec_log;
  * have a column named "step".  Rows are buffered until rec_log_flush. */
 rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after_step, char *msg,
                       size_t msg_len);
+/* What a log must hold before a resume cuts it back (rec_log_check): rows
+ * of steps first, first + every, first + 2 every, ... in order, each step
+ * once (one_row: one row; else one or more rows in a block), up to at least
+ * the last such step <= through.  every 0: no rows at all; through -1:
+ * none required. */
+typedef struct rec_log_expect {
+    int64_t first, every, through;
+    bool one_row;
+} rec_log_expect;
+/* Checks the log at path as rec_log_open(path, header, e->through) would
+ * keep it, and writes nothing: the header (one cut short only when no row is
+ * required), every kept line whole with the header's fields and an integer
+ * step, in e's order with no gap and no step twice, and the kept rows
+ * reaching the last required step (a log cut short is damage, not a kill:
+ * its rows were synced before the checkpoint).  Rows past e->through are
+ * not checked: rec_log_open drops them, and so is a last line without its
+ * newline.  A missing file passes when no row is required.  AN_OK, or
+ * AN_EFORMAT / AN_EIO with one line naming the file (and the line). */
+int rec_log_check(const char *path, const char *header, const rec_log_expect *e, char *msg,
+                  size_t msg_len);
 /* rec_log_open(dir/rec_table_file(t), rec_table_header(t), ...). */
 rec_log *rec_log_open_table(const char *dir, rec_table t, int64_t resume_after_step, char *msg,
                             size_t msg_len);

@@ -7,6 +7,8 @@
  *   train_limits.c      what the loss-scale policy does at its limits: the
  *                       notes in run.json and the divergence checks;
  *   train_checkpoint.c  writing a checkpoint and resuming from one;
+ *   train_verify.c      --resume's checks that the record agrees with
+ *                       itself and the options, before anything is written;
  *   train_loop.c        train_run(): the loop, evaluation, signals, progress;
  *   train_fault.c       --fault (train.h).
  * Every function returns 0 or a train_status with the message in msg. */
@@ -74,6 +76,10 @@ int train_take_out_dir(train_state *r, char *msg, size_t len);
  * weights, and the step's state with the scaler's initial state. */
 int train_build(train_state *r, char *msg, size_t len);
 void train_free(train_state *r); /* whatever was built; the backend last */
+/* Steps an epoch (batches of --batch x --accumulate samples, >= 1 once
+ * built) and the run's steps (--steps, or --epochs of them). */
+int64_t train_steps_per_epoch(const train_state *r);
+int64_t train_total_steps(const train_state *r);
 /* out_dir/file, in r->path (valid until the next call) */
 const char *train_path(train_state *r, const char *file);
 /* TRAIN_EFAIL, "what: the backend's error" */
@@ -114,5 +120,16 @@ int train_save_checkpoint(train_state *r, int64_t step, int64_t epoch, int64_t b
  * the run goes on (left zero for a new run or one killed before its first
  * checkpoint). */
 int train_restore(train_state *r, ckpt_state *at, char *msg, size_t len);
+
+/* ---- train_verify.c ---- */
+/* --resume, before anything is written: run.json against the options, the
+ * checkpoint's metadata *at (when has_checkpoint) against the run, and each
+ * log against the checkpoint.  0, or TRAIN_EINPUT with one line naming the
+ * file and what is wrong. */
+int train_verify_resume(train_state *r, const ckpt_state *at, bool has_checkpoint, char *msg,
+                        size_t len);
+/* The run's identity a checkpoint keeps (net, mode, dtype, batch, lr, seed
+ * as run.json has them resolved). */
+void train_run_identity(const train_state *r, ckpt_run *s);
 
 #endif

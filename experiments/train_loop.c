@@ -85,8 +85,8 @@ static int run_loop(train_state *r, loop_pos *pos, bool show, char *msg, size_t 
     const train_options *o = r->o;
     ds_batcher it;
     char why[512];
-    const size_t per_epoch = r->train->count / o->batch / (size_t)o->accumulate; /* steps, >= 1 */
-    const int64_t total = o->steps > 0 ? o->steps : o->epochs * (int64_t)per_epoch;
+    const size_t per_epoch = (size_t)train_steps_per_epoch(r); /* >= 1 */
+    const int64_t total = train_total_steps(r);
     const double started = ut_seconds();
     int64_t step = pos->step, epoch = pos->epoch, batch = pos->batch;
     const int64_t first_step = step;

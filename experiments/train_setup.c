@@ -38,6 +38,16 @@ void train_options_default(train_options *o)
     ak_scaler_preset("none", &o->scaler, NULL, 0);
 }
 
+int64_t train_steps_per_epoch(const train_state *r)
+{
+    return (int64_t)(r->train->count / r->o->batch / (size_t)r->o->accumulate);
+}
+
+int64_t train_total_steps(const train_state *r)
+{
+    return r->o->steps > 0 ? r->o->steps : r->o->epochs * train_steps_per_epoch(r);
+}
+
 const char *train_path(train_state *r, const char *file)
 {
     snprintf(r->path, sizeof r->path, "%s/%s", r->o->out_dir, file);
