@@ -147,7 +147,6 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
     put_i(&md, "scaler.growths", c->growths);
     put_i(&md, "scaler.backoffs", c->backoffs);
     put_i(&md, "scaler.overflows_in_a_row", c->overflows_in_a_row);
-    put_i(&md, "scaler.steps_at_min", c->steps_at_min);
     for (size_t i = 0; i < md.n; i++) {
         md.pairs[i].key = md.keys[i];
         md.pairs[i].value = md.values[i];
@@ -208,7 +207,6 @@ int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_l
     GET_I("scaler.growths", c->growths);
     GET_I("scaler.backoffs", c->backoffs);
     GET_I("scaler.overflows_in_a_row", c->overflows_in_a_row);
-    GET_I("scaler.steps_at_min", c->steps_at_min);
 #undef GET_I
 #undef GET_D
     if (!rc && (s->step < 0 || s->epoch < 0 || s->batch < 0))
