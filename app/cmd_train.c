@@ -67,7 +67,8 @@ static int set_recorded(train_options *o, const char *dir, recorded *rd)
         /* not options: the record's notes and its end */
         if (strcmp(opt.key, "out") == 0 || strcmp(opt.key, "resume") == 0 ||
             strcmp(opt.key, "end_reason") == 0 || strcmp(opt.key, "scaler_floor") == 0 ||
-            strcmp(opt.key, "scaler_nonfinite_growth") == 0)
+            strcmp(opt.key, "scaler_nonfinite_growth") == 0 ||
+            strcmp(opt.key, "divergence_rule") == 0)
             continue;
         if (opt.type == REC_OPT_STRING)
             snprintf(rd->text[i], sizeof rd->text[i], "%s", opt.string);
