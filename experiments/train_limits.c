@@ -149,7 +149,7 @@ void train_record_scaler_notes(train_state *r)
         snprintf(text, sizeof text, "%g: backoffs stop there", (double)c->min_scale);
     else
         snprintf(text, sizeof text,
-                 "none: backoffs can take the scale to 0 (fp32 halvings from 2^16 reach 0 at the "
+                 "none: backoffs can take the scale to 0 (fp32 halvings from 2^16 reach it at the "
                  "166th), where every step overflows");
     rec_run_set_string(r->record, "scaler_floor", text);
     if (c->refuse_nonfinite_growth)
