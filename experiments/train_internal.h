@@ -4,8 +4,9 @@
  *                       step's backend state; the helpers below; freeing;
  *   train_step.c        one step, top to bottom;
  *   train_record.c      the logs (opened or resumed), run.json, a step's rows;
- *   train_limits.c      what the loss-scale policy does at its limits: the
- *                       notes in run.json and the divergence checks;
+ *   train_limits.c      every rule that ends a diverged run (exit 3) and
+ *                       what the loss-scale policy does at its limits: the
+ *                       notes in run.json and the checks after each step;
  *   train_checkpoint.c  writing a checkpoint and resuming from one;
  *   train_verify.c      --resume's checks that the record agrees with
  *                       itself and the options, before anything is written;
@@ -58,6 +59,9 @@ typedef struct train_state {
     float *inv_micro;                /* backend memory: 1 / micro-batches per step */
     double *sumsq;                   /* backend memory: --clip-norm's sum of squares */
     float *fault_scale;              /* backend memory: --fault's stand-in for the scale */
+    float *weight_check;             /* backend memory: [0] 1.0f, [1] set when the stored
+                                        weights hold a NaN or an infinity after an update */
+    bool weights_nonfinite;          /* the last step's [1] */
     int64_t skips;
     ak_scaler_state before, after; /* host copies: the scaler before and after the last step */
 } train_state;
@@ -105,10 +109,11 @@ int train_sync_logs(train_state *r, char *msg, size_t len);
 void train_close_record(train_state *r); /* the logs and run.json's contents */
 
 /* ---- train_limits.c ---- */
-/* run.json's scaler_floor and scaler_nonfinite_growth. */
+/* run.json's scaler_floor, scaler_nonfinite_growth and divergence_rule. */
 void train_record_scaler_notes(train_state *r);
-/* After step `step`: whether the scaler's state ends the run (msg says why). */
-bool train_numerical_stop(train_state *r, int64_t step, char *msg, size_t len);
+/* After step `step`, whose loss was `loss`: whether the run has diverged
+ * (msg says why and at which step, for run.json's end_reason). */
+bool train_numerical_stop(train_state *r, int64_t step, float loss, char *msg, size_t len);
 
 /* ---- train_checkpoint.c ---- */
 /* Writes out_dir/checkpoint.safetensors for a run that has done `step`

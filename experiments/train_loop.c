@@ -107,11 +107,7 @@ static int run_loop(train_state *r, loop_pos *pos, bool show, char *msg, size_t 
             step++;
             if (show && (step % 10 == 0 || step == total))
                 show_progress(r, step - first_step, total - first_step, epoch, loss, started);
-            if (o->prec.mode == PREC_O0 && !(loss - loss == 0.0f))
-                rc = ut_fail(msg, msg_len, TRAIN_DIVERGED,
-                             "diverged: the loss is %g at step %lld in O0 (try a smaller --lr)",
-                             (double)loss, (long long)step - 1);
-            else if (train_numerical_stop(r, step - 1, msg, msg_len))
+            if (train_numerical_stop(r, step - 1, loss, msg, msg_len))
                 rc = TRAIN_DIVERGED;
             else if (o->checkpoint_every > 0 && step % o->checkpoint_every == 0)
                 rc = train_save_checkpoint(r, step, epoch, batch + 1, msg, msg_len);

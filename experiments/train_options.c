@@ -315,7 +315,11 @@ const opt_spec topt_table[] = {
      .imin = 0,
      .imax = STEPS,
      .metavar = "K",
-     .help = "steps in a row at --min-scale that end the run (default 100)"},
+     .help = "overflowing (skipped) steps in a row that end the run\n"
+             "(default: enough for a healthy scaler to back off from the top\n"
+             "of its range to its floor, 100 for fixed or none; none where\n"
+             "the framework stops runs itself; run.json's divergence_rule\n"
+             "says which; 0 never)"},
 
     {.name = "stats-every",
      .kind = OPT_I64,
@@ -387,7 +391,8 @@ const opt_spec topt_table[] = {
              "KIND nonfinite-loss (the loss is NaN before scaling), inf-loss\n"
              "(+inf), overflow-grads (the scaled gradients overflow, the loss\n"
              "stays finite), zero-grads (the gradients are 0: a clean step\n"
-             "whatever the scale).  Kept in run.json: a resumed run keeps it",
+             "whatever the scale), nan-weights (a stored weight is NaN after\n"
+             "the update).  Kept in run.json: a resumed run keeps it",
      .group = "testing:"},
     /* in the usage line */
     {.name = "out", .kind = OPT_DIR, .offset = F(out_dir), .label = ""},

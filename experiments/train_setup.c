@@ -33,7 +33,7 @@ void train_options_default(train_options *o)
     o->stats_every = 10;
     o->hist_every = 100;
     o->trace_every = 1;
-    o->diverge_after = 100;
+    o->diverge_after = -1; /* from the scaler (train_limits.c) */
     o->accumulate = 1;
     ak_scaler_preset("none", &o->scaler, NULL, 0);
 }
@@ -135,11 +135,16 @@ static int alloc_state(train_state *r, char *msg, size_t len)
     if (!rc) rc = ak_alloc(b, sizeof *r->inv_micro, (void **)&r->inv_micro);
     if (!rc) rc = ak_alloc(b, sizeof *r->sumsq, (void **)&r->sumsq);
     if (!rc && r->o->n_faults > 0) rc = ak_alloc(b, sizeof(float), (void **)&r->fault_scale);
+    if (!rc) rc = ak_alloc(b, 2 * sizeof(float), (void **)&r->weight_check);
     for (int k = 0; k < r->m->n_params && !rc && r->o->accumulate > 1; k++)
         rc = ak_alloc_tensor(b, r->m->params[k].n, r->m->params[k].grad.dtype, &r->acc[k]);
     if (!rc) {
         const float inv = 1.0f / (float)r->o->accumulate; /* exact for powers of two */
         rc = ak_to_device(b, r->inv_micro, &inv, sizeof inv);
+    }
+    if (!rc) {
+        const float one = 1.0f;
+        rc = ak_to_device(b, r->weight_check, &one, sizeof one);
     }
     if (rc) return train_backend_fail(r, msg, len, "allocating the step's state");
     r->stats_host = malloc(n_stats * sizeof *r->stats_host);
@@ -226,6 +231,7 @@ void train_free(train_state *r)
         ak_free(r->b, r->inv_micro);
         ak_free(r->b, r->sumsq);
         ak_free(r->b, r->fault_scale);
+        ak_free(r->b, r->weight_check);
         for (int k = 0; k < MODEL_MAX_PARAMS; k++)
             ak_free(r->b, r->acc[k].data);
     }

@@ -182,7 +182,6 @@ static int verify_counts(const ckpt_state *at, const char *path, char *msg, size
         {"scaler.growths", s->growths, at->step - s->backoffs},
         {"scaler.backoffs", s->backoffs, at->step},
         {"scaler.overflows_in_a_row", s->overflows_in_a_row, s->overflows},
-        {"scaler.steps_at_min", s->steps_at_min, at->step},
         {"optimizer.step", at->opt.step, at->step},
     };
     if (s->steps != at->step)

@@ -11,6 +11,9 @@
  *   mindspore-manager  DynamicLossScaleManager (and its update cell): 2^24,
  *             scale_factor 2, scale_window 2000, max(scale / factor, 1),
  *             growth unchecked; the update is always dropped on overflow.
+ *             Stop: update_loss_scale raises "Dynamic loss scale Continuous
+ *             overflow" when bad_step > bad_step_max = 1000 (the 1001st
+ *             overflow in a row; mindspore/train/loss_scale_manager.py).
  *   mindspore-amp  mindspore.amp.DynamicLossScaler.adjust: counter =
  *             ((counter + 1) mod window) * finite, growth at counter =
  *             window - 1 only if finite, max(1, scale / factor).  Its
@@ -24,8 +27,10 @@
  *   deepspeed DynamicLossScaler.update_scale with DeepSpeed's config
  *             defaults: initial_scale_power 16, loss_scale_window 1000,
  *             hysteresis 2, min_loss_scale 1, consecutive_hysteresis false,
- *             scale / 2 and scale * 2.  (DeepSpeed raises an error on an
- *             overflow at the minimum scale; here that is steps_at_min.)
+ *             scale / 2 and scale * 2.  Stop: DynamicLossScaler.update_scale
+ *             raises "Current loss scale already at minimum" at an overflow
+ *             that would back off from min_scale (raise_error_at_min_scale,
+ *             True by default; deepspeed/runtime/fp16/loss_scaler.py).
  *   megatron  Megatron's DynamicGradScaler with its argument defaults:
  *             initial 2^32, min 1, growth 2, backoff 0.5, window 1000,
  *             hysteresis 2.
@@ -35,6 +40,10 @@
  *             growth.)
  *   fixed     MindSpore's FixedLossScaleManager defaults: 128,
  *             drop_overflow_update True.
+ * Stop: only DeepSpeed and MindSpore's manager end a run that keeps
+ * overflowing (their `stop`, above); PyTorch, Apex, MindSpore's amp, Paddle,
+ * Megatron and Keras only skip steps, so their rows keep the default
+ * (AK_SCALER_STOP_AMPSCOPE: ampscope's own rule, experiments/train_limits.c).
  * The values agree with ../shared/REFERENCES.md and issue 4; the
  * mindspore-amp init and window are the tutorial's, which neither states.
  */
@@ -50,14 +59,17 @@ typedef struct preset {
     ak_scaler_config cfg;
 } preset;
 
-/* A dynamic preset: it drops the update on overflow, as every framework does. */
-#define DYN(rule_, init, growth, backoff, window_, hyst, min, max, refuse)                         \
+/* A dynamic preset: it drops the update on overflow, as every framework does;
+ * its framework stops a run as `stop_` says (DYN: never, so ampscope's rule). */
+#define DYN_STOP(stop_, rule_, init, growth, backoff, window_, hyst, min, max, refuse)             \
     {                                                                                              \
         .kind = AK_SCALER_DYNAMIC, .rule = AK_SCALER_RULE_##rule_, .init_scale = init,             \
         .growth_factor = growth, .backoff_factor = backoff, .window = window_, .hysteresis = hyst, \
         .consecutive_hysteresis = false, .min_scale = min, .max_scale = max,                       \
-        .refuse_nonfinite_growth = refuse, .drop_overflow_update = true                            \
+        .refuse_nonfinite_growth = refuse, .drop_overflow_update = true,                           \
+        .stop = AK_SCALER_STOP_##stop_                                                             \
     }
+#define DYN(...) DYN_STOP(AMPSCOPE, __VA_ARGS__)
 
 static const preset presets[] = {
     {"none",
@@ -80,18 +92,22 @@ static const preset presets[] = {
       .hysteresis = 1,
       .max_scale = INFINITY,
       .drop_overflow_update = true}},
-    /* DYN(rule, init, growth, backoff, window, hysteresis, min, max, refuse non-finite) */
+    /* DYN(rule, init, growth, backoff, window, hysteresis, min, max, refuse non-finite);
+     * DYN_STOP(how its framework stops a run, the same ...) */
     {"dynamic", DYN(PYTORCH, 0x1p16f, 2.0f, 0.5f, 2000, 1, 0.0f, INFINITY, true)},
     {"pytorch", DYN(PYTORCH, 0x1p16f, 2.0f, 0.5f, 2000, 1, 0.0f, INFINITY, true)},
     {"apex", DYN(PYTORCH, 0x1p16f, 2.0f, 0.5f, 2000, 1, 0.0f, 0x1p24f, false)},
-    {"mindspore-manager", DYN(PYTORCH, 0x1p24f, 2.0f, 0.5f, 2000, 1, 1.0f, INFINITY, false)},
+    {"mindspore-manager",
+     DYN_STOP(MINDSPORE_BAD_STEPS, PYTORCH, 0x1p24f, 2.0f, 0.5f, 2000, 1, 1.0f, INFINITY, false)},
     {"mindspore-amp", DYN(MINDSPORE_AMP, 0x1p16f, 2.0f, 0.5f, 50, 1, 1.0f, INFINITY, true)},
     {"paddle", DYN(PADDLE, 0x1p16f, 2.0f, 0.5f, 2000, 1, 0.0f, INFINITY, false)},
-    {"deepspeed", DYN(DEEPSPEED, 0x1p16f, 2.0f, 0.5f, 1000, 2, 1.0f, INFINITY, false)},
+    {"deepspeed",
+     DYN_STOP(DEEPSPEED_MIN, DEEPSPEED, 0x1p16f, 2.0f, 0.5f, 1000, 2, 1.0f, INFINITY, false)},
     {"megatron", DYN(MEGATRON, 0x1p32f, 2.0f, 0.5f, 1000, 2, 1.0f, INFINITY, false)},
     {"keras", DYN(PYTORCH, 0x1p15f, 2.0f, 0.5f, 2000, 1, 0.0f, INFINITY, false)},
 };
 #undef DYN
+#undef DYN_STOP
 #define PRESET_COUNT (sizeof presets / sizeof presets[0])
 
 static const char preset_names[] =
@@ -195,6 +211,8 @@ int ak_scaler_validate(const ak_scaler_config *cfg, char *msg, size_t msg_len)
         return say(msg, msg_len, "--scale-window %ld: must be >= 1", (long)cfg->window);
     if (cfg->hysteresis < 1)
         return say(msg, msg_len, "--hysteresis %ld: must be >= 1", (long)cfg->hysteresis);
+    if ((unsigned)cfg->stop >= AK_SCALER_STOP_COUNT)
+        return say(msg, msg_len, "--loss-scale: stop rule %d is unknown", (int)cfg->stop);
     const bool has_hysteresis = cfg->rule == AK_SCALER_RULE_DEEPSPEED ||
                                 cfg->rule == AK_SCALER_RULE_MEGATRON ||
                                 cfg->rule == AK_SCALER_RULE_PADDLE;

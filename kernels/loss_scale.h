@@ -98,6 +98,20 @@ typedef enum ak_scaler_rule {
 } ak_scaler_rule;
 #define AK_SCALER_RULE_COUNT 5
 
+/* How the policy's framework ends a run whose steps keep overflowing (the
+ * training loop applies it: experiments/train_limits.c).  A preset's row
+ * sets it; a framework that never stops a run leaves the default, and then
+ * ampscope's own rule (--diverge-after overflowing steps in a row) ends it. */
+typedef enum ak_scaler_stop {
+    AK_SCALER_STOP_AMPSCOPE = 0,           /* the framework never stops: ampscope's rule */
+    AK_SCALER_STOP_DEEPSPEED_MIN = 1,      /* DeepSpeed's DynamicLossScaler with
+                                              raise_error_at_min_scale (its default): an overflow
+                                              that would back off from the minimum scale raises */
+    AK_SCALER_STOP_MINDSPORE_BAD_STEPS = 2 /* MindSpore's DynamicLossScaleManager: more than
+                                              bad_step_max = 1000 overflows in a row raise */
+} ak_scaler_stop;
+#define AK_SCALER_STOP_COUNT 3
+
 typedef struct ak_scaler_config {
     ak_scaler_kind kind;
     ak_scaler_rule rule;          /* dynamic only */
@@ -111,6 +125,7 @@ typedef struct ak_scaler_config {
     float max_scale;              /* the cap of a growth; +inf: none */
     bool refuse_nonfinite_growth; /* a growth that would give inf keeps the scale */
     bool drop_overflow_update;    /* an overflowing step is skipped (state.skip = 1) */
+    ak_scaler_stop stop;          /* how the framework ends a diverged run (dynamic only) */
 } ak_scaler_config;
 
 /* The scaler's state, in backend memory for ak_loss_scale_update (fill it
@@ -129,8 +144,6 @@ typedef struct ak_scaler_state {
     int64_t growths;            /* steps at which the scale rose */
     int64_t backoffs;           /* steps at which the scale fell */
     int64_t overflows_in_a_row; /* overflowing steps in a row, up to the last step */
-    int64_t steps_at_min;       /* dynamic: steps in a row, up to the last, that ended with
-                                   scale <= min_scale (divergence detection); else 0 */
 } ak_scaler_state;
 
 /* ---- the rule ------------------------------------------------------------- */
@@ -187,7 +200,6 @@ FPE_INLINE void ak_loss_scale_step(const ak_scaler_config *cfg, ak_scaler_state 
     s->inv_scale = 1.0f / s->scale;
     s->growths += s->scale > old ? 1 : 0;
     s->backoffs += s->scale < old ? 1 : 0;
-    s->steps_at_min = s->scale <= cfg->min_scale ? s->steps_at_min + 1 : 0;
 }
 
 /* ---- configuration (kernels/loss_scale.c) ----------------------------------- */

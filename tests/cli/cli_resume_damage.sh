@@ -194,7 +194,6 @@ m scaler.steps 19
 m scaler.growths 30
 m scaler.backoffs -1
 m scaler.overflows_in_a_row 5
-m scaler.steps_at_min 40
 m optimizer.step 17
 m optimizer.beta1_pow nan
 m optimizer.beta2_pow 0x1p+1
