@@ -392,7 +392,8 @@ int topt_set(train_options *o, const char *name, const char *text, char *msg, si
 {
     const opt_spec *row = opt_find(topt_table, name);
     if (!row) return fail(msg, msg_len, "unknown option '--%s'", name);
-    if (opt_takes_value(row) && !text) return fail(msg, msg_len, "option --%s needs a value", name);
+    if (opt_takes_value(row) && (!text || !*text))
+        return fail(msg, msg_len, "option --%s needs a value", name);
     if (!row->deferred && opt_set(row, o, text, msg, msg_len) != 0) return TRAIN_EINPUT;
     if (o->n_given == TRAIN_MAX_GIVEN)
         return fail(msg, msg_len, "more than %d options", TRAIN_MAX_GIVEN);

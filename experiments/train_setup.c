@@ -52,8 +52,10 @@ int train_backend_fail(train_state *r, char *msg, size_t len, const char *what)
 int train_make_out_dir(const char *dir, char *msg, size_t len)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return ut_fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir,
-                       strerror(errno));
+        return ut_fail(msg, len,
+                       errno == ENOSPC || errno == EDQUOT || errno == EIO ? TRAIN_EFAIL
+                                                                          : TRAIN_EINPUT,
+                       "--out %s: cannot create it: %s", dir, strerror(errno));
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return ut_fail(msg, len, TRAIN_EINPUT, "--out %s: not a directory", dir);

@@ -39,8 +39,9 @@ static json_t *describe(const sweep_options *o)
 int sw_setup_folder(const sweep_options *o, int *lock_fd, char *msg, size_t len)
 {
     if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST)
-        return ut_fail(msg, len, SW_EINPUT, "--out %s: cannot create it: %s", o->out_dir,
-                       strerror(errno));
+        return ut_fail(msg, len,
+                       errno == ENOSPC || errno == EDQUOT || errno == EIO ? SW_EFAIL : SW_EINPUT,
+                       "--out %s: cannot create it: %s", o->out_dir, strerror(errno));
     struct stat st;
     if (stat(o->out_dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return ut_fail(msg, len, SW_EINPUT, "--out %s: not a directory", o->out_dir);
