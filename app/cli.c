@@ -244,6 +244,8 @@ int cli_want_out_file(const char *opt, const char *path)
     if (!slash) return CLI_OK;
     char dir[4096];
     snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (stat(dir, &st) != 0 && errno == ENOENT)
+        return cli_error(CLI_EINPUT, "%s %s: no directory %s", opt, path, dir);
     if (stat(dir, &st) != 0)
         return cli_error(CLI_EINPUT, "%s %s: %s: %s", opt, path, dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))

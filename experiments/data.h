@@ -88,8 +88,9 @@ static inline ds_options ds_options_default(void)
 }
 
 /* The cheap check before a run creates anything: dir (NULL: Debian's) is a
- * directory holding the four files ds_load_fashion_mnist reads, each
- * readable; their content is checked by the load.  DS_OK, or DS_ENOENT /
+ * directory holding the training split's two files, each readable (the
+ * test split and every file's content are checked by the load, in the
+ * order it reads them).  DS_OK, or DS_ENOENT /
  * DS_EIO with the message the load would give. */
 int ds_check_fashion_mnist(const char *dir, char *msg, size_t msg_len);
 

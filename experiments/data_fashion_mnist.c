@@ -87,9 +87,9 @@ int ds_check_fashion_mnist(const char *dir, char *msg, size_t msg_len)
     ds_clear_msg(msg, msg_len);
     if (!dir) dir = DS_FASHION_MNIST_DIR;
     int status = check_dir(dir, msg, msg_len);
-    for (int k = 0; k < 2 && status == DS_OK; k++) {
+    for (int k = 0; k < 1 && status == DS_OK; k++) { /* the training split: read first */
         char *images, *labels;
-        status = find_split(dir, k ? DS_TEST : DS_TRAIN, &images, &labels, msg, msg_len);
+        status = find_split(dir, DS_TRAIN, &images, &labels, msg, msg_len);
         for (int f = 0; f < 2 && status == DS_OK; f++) {
             const char *path = f ? labels : images;
             FILE *fp = fopen(path, "rb");

@@ -156,7 +156,8 @@ static int check_inputs(const train_options *o, const net_def *net, char *msg, s
     if (rc != DS_OK)
         return ut_fail(msg, len, rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT, "%s%s%s",
                        o->data_dir ? "--data " : "", why,
-                       o->data_dir ? "" : " (or give --data DIR)");
+                       rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)"
+                                       : "");
     if (o->init_path) {
         struct stat st;
         const bool is_dir = stat(o->init_path, &st) == 0 && S_ISDIR(st.st_mode);

@@ -180,14 +180,15 @@ static void probe_write(const char *tmp, char *why, size_t len)
     close(fd);
 }
 
-/* Installs name.png and name.svg from their temporary files, both checked first; 0, or -1
- * with why naming the figure's file and the reason.  keep false: only removes them.  Either
- * way no temporary file is left. */
+/* Installs name.png and name.svg from their temporary files, both checked first.  keep
+ * false: only removes them.  Either way no temporary file is left.  RP_OK; RP_EPARTIAL when
+ * gnuplot wrote no file or a cut-short one where more could be written; RP_EIO when the file
+ * system refuses (why: the figure's path and the errno text). */
 static int install_figure(rp_report *r, const char *name, const char *tmp_suffix, bool keep,
                           char *why, size_t why_len)
 {
     char *final[2] = {NULL, NULL}, *tmp[2] = {NULL, NULL};
-    int rc = keep ? 0 : -1;
+    int rc = keep ? RP_OK : RP_EPARTIAL;
     for (int k = 0; k < 2; k++) {
         char file[300];
         snprintf(file, sizeof file, "%s.%s", name, k ? "svg" : "png");
@@ -197,21 +198,24 @@ static int install_figure(rp_report *r, const char *name, const char *tmp_suffix
     }
     if (!final[0] || !final[1] || !tmp[0] || !tmp[1]) {
         snprintf(why, why_len, "%s.png: out of memory", name);
-        rc = -1;
+        rc = RP_EPARTIAL;
     }
-    for (int k = 0; k < 2 && rc == 0; k++) {
+    for (int k = 0; k < 2 && rc == RP_OK; k++) {
         if (figure_whole(tmp[k], k == 0)) continue;
-        char reason[256];
-        probe_write(tmp[k], reason, sizeof reason);
+        struct stat st;
+        char reason[256] = "";
+        const bool some = stat(tmp[k], &st) == 0 && st.st_size > 0;
+        if (some) probe_write(tmp[k], reason, sizeof reason);
         if (reason[0])
             snprintf(why, why_len, "%s: %s", final[k], reason);
         else
-            snprintf(why, why_len, "%s: gnuplot exited 0 but wrote no whole %s", final[k],
-                     k ? "SVG" : "PNG");
-        rc = -1;
+            snprintf(why, why_len, "gnuplot exited 0 but wrote %s %s.%s%s",
+                     some ? "a cut-short" : "no", name, k ? "svg" : "png",
+                     some ? "" : " (or an empty one)");
+        rc = reason[0] ? RP_EIO : RP_EPARTIAL;
     }
-    for (int k = 0; k < 2 && rc == 0; k++)
-        if (af_install(tmp[k], final[k], why, why_len) != AN_OK) rc = -1;
+    for (int k = 0; k < 2 && rc == RP_OK; k++)
+        if (af_install(tmp[k], final[k], why, why_len) != AN_OK) rc = RP_EIO;
     for (int k = 0; k < 2; k++) {
         if (tmp[k]) unlink(tmp[k]); /* gone after an install; a leftover after a failure */
         free(tmp[k]);
@@ -398,11 +402,12 @@ int rp_figure(rp_report *r, const char *script, const char *name, const char *ca
         sb_free(&expr);
         return RP_EPARTIAL;
     }
-    if (install_figure(r, name, tmp_suffix, true, why, sizeof why) != 0) {
-        rp_io_failed(r, why);
+    const int installed = install_figure(r, name, tmp_suffix, true, why, sizeof why);
+    if (installed != RP_OK) {
+        if (installed == RP_EIO) rp_io_failed(r, why);
         rp_missing(r, what, why);
         sb_free(&expr);
-        return RP_EIO;
+        return installed;
     }
     emit_figure(r, fs->name, name, caption, in, expr.p);
     sb_free(&expr);

@@ -73,7 +73,7 @@ refused "--out $TMP/file: not a directory" "" "$A" sweep --grid "mode=O0,O2" --n
     --steps 2 --out "$TMP/file" "${common[@]}"
 refused "--out $TMP/dir: a directory" "" "$A" grad --net mlp \
     --init "$TMP/run/checkpoint.safetensors" --samples 0:2 --out "$TMP/dir" "${gcommon[@]}"
-refused "--out $TMP/nodir/g: $TMP/nodir: No such file or directory" "$TMP/nodir" "$A" grad \
+refused "--out $TMP/nodir/g: no directory $TMP/nodir" "$TMP/nodir" "$A" grad \
     --net mlp --init "$TMP/run/checkpoint.safetensors" --samples 0:2 --out "$TMP/nodir/g" \
     "${gcommon[@]}"
 refused "--csv $TMP/dir: a directory" "" "$A" recommend "$TMP/run" --csv "$TMP/dir"
