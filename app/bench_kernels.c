@@ -307,7 +307,8 @@ static int alloc_all(kbench *k)
     if (!rc) rc = ak_alloc(b, sizeof(ak_stats), (void **)&k->stats);
     if (!rc) rc = ak_alloc(b, sizeof(ak_opt_state), (void **)&k->opt_state);
     if (!rc) rc = ak_alloc(b, sizeof(ak_update_loss), (void **)&k->loss);
-    if (rc) return cli_error(CLI_EFAIL, "allocating %zu-element buffers: %s", k->n, ak_error_text(b));
+    if (rc)
+        return cli_error(CLI_EFAIL, "allocating %zu-element buffers: %s", k->n, ak_error_text(b));
     /* random signs, magnitudes 2^-12 .. 2^4: normal in fp16 and bf16, so the
      * rows time the common path (values that underflow take the emulator's
      * slower general path; 'ampscope bench emu' times that separately) */
@@ -397,7 +398,8 @@ static int gemm_rows(kbench *k)
                     h.m = h.n = h.k = sizes[i];
                     s = measure(k, run_gemm, &h);
                     if (s < 0) {
-                        rc = cli_error(CLI_EFAIL, "gemm %s: %s", kinds[kind].name, ak_error_text(k->b));
+                        rc = cli_error(CLI_EFAIL, "gemm %s: %s", kinds[kind].name,
+                                       ak_error_text(k->b));
                         break;
                     }
                     snprintf(variant, sizeof variant, "%s %zu^3", kinds[kind].name, sizes[i]);

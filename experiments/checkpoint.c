@@ -116,7 +116,8 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
         if (!e[i].host)
             rc = ut_fail(msg, msg_len, -1, "%s: out of memory", path);
         else if (ak_to_host(m->b, e[i].host, e[i].t.data, bytes) != 0)
-            rc = ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, e[i].name, ak_error_text(m->b));
+            rc = ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, e[i].name,
+                         ak_error_text(m->b));
         t[i].name = e[i].name;
         t[i].dtype = e[i].dtype;
         t[i].ndim = e[i].ndim;
@@ -277,7 +278,8 @@ int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len)
         if (!host[i])
             rc = ut_fail(msg, msg_len, -1, "%s: out of memory", path);
         else if (ak_to_host(m->b, host[i], p->grad.data, bytes) != 0)
-            rc = ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, p->name, ak_error_text(m->b));
+            rc =
+                ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, p->name, ak_error_text(m->b));
         t[i].name = p->name;
         st_dtype_from_ak(p->grad.dtype, &t[i].dtype);
         t[i].ndim = param_shape(p, shapes[i]);
