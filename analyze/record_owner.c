@@ -486,8 +486,9 @@ int rec_take_out_dir(const rec_out_dir *o, int *lock_fd, char *said, size_t said
     } else {
         if ((rc = want_parent(o, msg, msg_len)) != 0) return rc;
         if (mkdir(o->dir, 0777) != 0 && errno != EEXIST)
-            return ut_fail(msg, msg_len, AN_EINVAL, "%s %s: cannot create it: %s", o->option,
-                           o->dir, strerror(errno));
+            return ut_fail(msg, msg_len,
+                           errno == ENOSPC || errno == EDQUOT || errno == EIO ? AN_EIO : AN_EINVAL,
+                           "%s %s: cannot create it: %s", o->option, o->dir, strerror(errno));
         made_dir = true;
     }
     char why[1024];

@@ -170,6 +170,7 @@ int cmd_report(int argc, char **argv)
     if (rc == CLI_OK && n == 0)
         rc = cli_error(CLI_EINPUT, "no RUN_DIR given (see 'ampscope report --help')");
     if (rc == CLI_OK && (!out || !*out)) rc = cli_error(CLI_EINPUT, "--out DIR is required");
+    if (rc == CLI_OK) rc = cli_want_out_dir("--out", out);
     for (size_t i = 0; rc == CLI_OK && i < n; i++) {
         struct stat st;
         if (stat(runs[i], &st) != 0 || !S_ISDIR(st.st_mode))

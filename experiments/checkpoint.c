@@ -196,7 +196,8 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
         if (!e[i].host)
             rc = ut_fail(msg, msg_len, -1, "%s: out of memory", path);
         else if (ak_to_host(m->b, e[i].host, e[i].t.data, bytes) != 0)
-            rc = ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, e[i].name, ak_error(m->b));
+            rc = ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, e[i].name,
+                         ak_error_text(m->b));
         t[i].name = e[i].name;
         t[i].dtype = e[i].dtype;
         t[i].ndim = e[i].ndim;
@@ -280,7 +281,7 @@ int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_l
             rc = ut_fail(msg, msg_len, -1,
                          "%s (was it written by the same --net, --mode and --dtype?)", why);
         else if (ak_to_device(m->b, e[i].t.data, t->data, st_tensor_bytes(t)) != 0)
-            rc = ut_fail(msg, msg_len, -1, "%s: %s", path, ak_error(m->b));
+            rc = ut_fail(msg, msg_len, -1, "%s: %s", path, ak_error_text(m->b));
     }
     memset(s, 0, sizeof *s);
     double d;
@@ -373,7 +374,7 @@ int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len)
             k = model_set_param(m, p, host);
         if (!rc && (k || !host))
             rc = ut_fail(msg, msg_len, -1, "%s: loading '%s': %s", path, p->name,
-                         host ? ak_error(m->b) : "out of memory");
+                         host ? ak_error_text(m->b) : "out of memory");
         ak_free(m->b, stage_in.data);
         ak_free(m->b, stage32.data);
         free(host);
@@ -395,7 +396,8 @@ int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len)
         if (!host[i])
             rc = ut_fail(msg, msg_len, -1, "%s: out of memory", path);
         else if (ak_to_host(m->b, host[i], p->grad.data, bytes) != 0)
-            rc = ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, p->name, ak_error(m->b));
+            rc =
+                ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, p->name, ak_error_text(m->b));
         t[i].name = p->name;
         st_dtype_from_ak(p->grad.dtype, &t[i].dtype);
         t[i].ndim = param_shape(p, shapes[i]);

@@ -403,7 +403,8 @@ int topt_set(train_options *o, const char *name, const char *text, char *msg, si
 {
     const opt_spec *row = opt_find(topt_table, name);
     if (!row) return fail(msg, msg_len, "unknown option '--%s'", name);
-    if (opt_takes_value(row) && !text) return fail(msg, msg_len, "option --%s needs a value", name);
+    if (opt_takes_value(row) && (!text || !*text))
+        return fail(msg, msg_len, "option --%s needs a value", name);
     if (text && !rec_run_text_ok(text))
         return fail(msg, msg_len,
                     "--%s: the value is not valid UTF-8 (run.json records it as given)", name);

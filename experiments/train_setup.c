@@ -56,7 +56,7 @@ const char *train_path(train_state *r, const char *file)
 
 int train_backend_fail(train_state *r, char *msg, size_t len, const char *what)
 {
-    return ut_fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error(r->b));
+    return ut_fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error_text(r->b));
 }
 
 int train_take_out_dir(train_state *r, char *msg, size_t len)
@@ -161,6 +161,31 @@ static int alloc_state(train_state *r, char *msg, size_t len)
     return 0;
 }
 
+/* The files a run reads exist and can be read (their content is checked
+ * when they are loaded): so that a missing --data or --init is bad input
+ * before a run, or a sweep, creates any folder. */
+static int check_inputs(const train_options *o, const net_def *net, char *msg, size_t len)
+{
+    char why[512];
+    const int rc =
+        net->loss == NET_MSE ? DS_OK : ds_check_fashion_mnist(o->data_dir, why, sizeof why);
+    if (rc != DS_OK)
+        return ut_fail(msg, len, rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT, "%s%s%s",
+                       o->data_dir ? "--data " : "", why,
+                       rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)"
+                                       : "");
+    if (o->init_path) {
+        struct stat st;
+        const bool is_dir = stat(o->init_path, &st) == 0 && S_ISDIR(st.st_mode);
+        FILE *f = is_dir ? NULL : fopen(o->init_path, "rb");
+        if (!f)
+            return ut_fail(msg, len, TRAIN_EINPUT, "--init %s: %s", o->init_path,
+                           is_dir ? "a directory, not a safetensors file" : strerror(errno));
+        fclose(f);
+    }
+    return 0;
+}
+
 /* The checks and the net-dependent defaults first: a bad option is
  * TRAIN_EINPUT before anything is built or written. */
 int train_prepare(train_state *r, train_options *o, char *msg, size_t len)
@@ -177,6 +202,8 @@ int train_prepare(train_state *r, train_options *o, char *msg, size_t len)
     prec_plan_make(&o->prec, &r->net, &r->plan);
     if (ak_scaler_validate(&o->scaler, why, sizeof why) != 0)
         return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
+    int rc = check_inputs(o, &r->net, msg, len);
+    if (rc) return rc;
     if (o->batch == 0) o->batch = r->net.loss == NET_MSE ? 512 : r->net.in_h == 32 ? 32 : 64;
     if (o->opt.lr < 0) o->opt.lr = r->net.loss == NET_MSE ? 1e-4f : 0.01f;
     if ((int)o->stats_dtype < 0) o->stats_dtype = o->prec.low;

@@ -149,7 +149,7 @@ static int take_statistics(train_state *r, int64_t step, size_t rows, char *msg,
     const bool stats = every(o->stats_every, step), hist = every(o->hist_every, step);
     if ((stats || hist) && step_stats(r, step, stats, hist, rows) != 0)
         return ut_fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
-                       ak_error(r->b), rec_log_error(r->tensors_log));
+                       ak_error_text(r->b), rec_log_error(r->tensors_log));
     if (every(o->trace_every, step) && step_trace(r, rows) != 0)
         return train_backend_fail(r, msg, len, "the gradient trace");
     return 0;

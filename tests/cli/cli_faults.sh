@@ -214,7 +214,7 @@ bad "'x' is not a step N" 'overflow-grads@1,x'
 bad "'-2' is not a step N" 'overflow-grads@-2'
 bad "zero-grads@1,: '' is not a step N" 'zero-grads@1,' 
 bad "more than 4 clauses" 'zero-grads@1+zero-grads@2+zero-grads@3+zero-grads@4+zero-grads@5'
-bad "--fault: empty SPEC" ''
+bad "option --fault needs a value" ''
 bad "not a step N" "overflow-grads@$(seq -s, 1 17)"
 
 finish
