@@ -50,7 +50,9 @@ int rec_lock_write_text(int fd, const char *dir, const char *kind, char *msg, si
 {
     char text[128];
     const int n = snprintf(text, sizeof text, "ampscope %s %ld\n", kind, (long)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)n, 0) != n)
+    /* over the old text, then cut to length: an existing file's text is
+     * replaced without needing a free block (a full disk keeps the kind) */
+    if (pwrite(fd, text, (size_t)n, 0) != n || ftruncate(fd, n) != 0)
         return ut_fail(msg, msg_len, AN_EIO, "%s/%s: %s", dir, REC_LOCK_FILE, strerror(errno));
     return AN_OK;
 }

@@ -479,8 +479,9 @@ int rec_take_out_dir(const rec_out_dir *o, int *lock_fd, char *said, size_t said
     if (stat(o->dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
             return ut_fail(msg, msg_len, AN_EINVAL, "%s %s: not a directory", o->option, o->dir);
-    } else if (errno != ENOENT) {
-        return ut_fail(msg, msg_len, AN_EIO, "%s %s: %s", o->option, o->dir, strerror(errno));
+    } else if (errno != ENOENT) { /* a file on the way (ENOTDIR), no access: bad input */
+        return ut_fail(msg, msg_len, errno == EIO ? AN_EIO : AN_EINVAL,
+                       "%s %s: cannot create it: %s", o->option, o->dir, strerror(errno));
     } else if (o->resume) {
         return ut_fail(msg, msg_len, AN_EINVAL, "%s %s: no such directory", o->option, o->dir);
     } else {

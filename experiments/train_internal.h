@@ -99,6 +99,10 @@ int train_step(train_state *r, ds_batcher *it, int64_t step, int64_t epoch, floa
 /* Opens the logs; for a resumed run (at: where it goes on) drops the rows
  * past its checkpoint. */
 int train_open_logs(train_state *r, const ckpt_state *at, char *msg, size_t len);
+/* run.json's options of a run of o (r's net built): the options as given
+ * (topt_record), what the defaults resolved to and the scaler's notes; a
+ * new run's record, and what a resume compares run.json with. */
+int train_describe(train_state *r, const train_options *o, rec_run *into, char *msg, size_t len);
 /* run.json, atomically; ended: with the end time. */
 int train_write_run_json(train_state *r, bool ended, char *msg, size_t len);
 /* 10. the step's rows: steps.csv, the gradient trace when taken, the

@@ -7,7 +7,7 @@
 
 #include "atomic_file.h"
 #include "train_internal.h"
-#include "train_options.h" /* topt_record */
+#include "train_options.h" /* topt_record_resume */
 #include "util.h" /* ut_fail, ut_seconds, ut_stop_on_signals: stop after the current step */
 
 #include <stdio.h>
@@ -167,15 +167,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     }
     if (!rc && !o.resume) {
         rec_run_set_start(r.record, (int64_t)time(NULL));
-        /* the options as given, then what the defaults resolved to */
-        rc = topt_record(&o, r.record, msg, msg_len);
-        rec_run_set_string(r.record, "net", r.net.name);
-        rec_run_set_string(r.record, "mode", prec_mode_name(o.prec.mode));
-        rec_run_set_string(r.record, "dtype", ak_dtype_name(o.prec.low));
-        rec_run_set_int(r.record, "batch", (int64_t)o.batch);
-        rec_run_set_real(r.record, "lr", o.opt.lr);
-        rec_run_set_int(r.record, "seed", (int64_t)o.seed);
-        train_record_scaler_notes(&r);
+        rc = train_describe(&r, &o, r.record, msg, msg_len);
         if (!rc) rc = train_write_run_json(&r, false, msg, msg_len);
     }
     if (!rc) rc = train_open_logs(&r, &at, msg, msg_len);

@@ -4,6 +4,7 @@
  * keeps every completed step (train_internal.h). */
 #include "atomic_file.h" /* ut_fail */
 #include "train_internal.h"
+#include "train_options.h" /* topt_record */
 
 #include <time.h>
 
@@ -33,6 +34,24 @@ int train_open_logs(train_state *r, const ckpt_state *at, char *msg, size_t len)
         !r->trace_hist_log || (r->test && !r->eval_log))
         return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
+}
+
+int train_describe(train_state *r, const train_options *o, rec_run *into, char *msg, size_t len)
+{
+    /* the options as given, then what the defaults resolved to */
+    int rc = topt_record(o, into, msg, len);
+    rec_run_set_string(into, "net", r->net.name);
+    rec_run_set_string(into, "mode", prec_mode_name(o->prec.mode));
+    rec_run_set_string(into, "dtype", ak_dtype_name(o->prec.low));
+    rec_run_set_int(into, "batch", (int64_t)o->batch);
+    rec_run_set_real(into, "lr", o->opt.lr);
+    rec_run_set_int(into, "seed", (int64_t)o->seed);
+    /* the scaler's notes go to the run's record: lent `into` while they are written */
+    rec_run *own = r->record;
+    r->record = into;
+    train_record_scaler_notes(r);
+    r->record = own;
+    return rc;
 }
 
 int train_write_run_json(train_state *r, bool ended, char *msg, size_t len)

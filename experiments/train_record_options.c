@@ -166,6 +166,9 @@ int topt_resume_set(train_options *o, const char *name, const char *text, char *
         return fail(msg, len,
                     "--resume: --init cannot be given with --resume (the run goes on from its "
                     "checkpoint)");
+    if (strcmp(name, "force") == 0)
+        return fail(msg, len,
+                    "--force and --resume: a resumed run goes on with its record; give one");
     bool same = false;
     if (strcmp(name, "steps") == 0 || strcmp(name, "epochs") == 0) {
         const int rc = check_length(o, row, text, &same, msg, len);

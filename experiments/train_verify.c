@@ -47,46 +47,64 @@ void train_run_identity(const train_state *r, ckpt_run *s)
     s->seed = o->seed;
 }
 
-/* run.json records what the defaults resolved to (train_loop.c); the
- * options rebuilt from it must give the same. */
-static int verify_run_json(train_state *r, const ckpt_run *id, char *msg, size_t len)
+/* Whether run.json's value a is the value b the rebuilt options give (lr
+ * is an fp32 value recorded as a double; numbers may be read as either). */
+static bool same_option(const rec_option *a, const rec_option *b)
 {
-    char why[512], path[4096];
+    if (a->type == REC_OPT_STRING || b->type == REC_OPT_STRING)
+        return a->type == b->type && strcmp(a->string, b->string) == 0;
+    const double x = a->type == REC_OPT_INT ? (double)a->integer : a->real;
+    const double y = b->type == REC_OPT_INT ? (double)b->integer : b->real;
+    return strcmp(a->key, "lr") == 0 ? (float)x == (float)y : x == y;
+}
+
+static const char *option_text(const rec_option *v, char *buf, size_t len)
+{
+    if (v->type == REC_OPT_STRING) return v->string;
+    if (v->type == REC_OPT_INT)
+        snprintf(buf, len, "%lld", (long long)v->integer);
+    else
+        snprintf(buf, len, "%.9g", v->real);
+    return buf;
+}
+
+/* run.json's "options" must be exactly what its "given" list (and resumes)
+ * describe: the record of a run of the rebuilt options (train_describe),
+ * made again here and compared key by key, so an edited value is found
+ * whichever option it is.  Not made again: end_reason, written when a run
+ * ends, and out, the folder the run was started in (not replayed). */
+static int verify_run_json(train_state *r, char *msg, size_t len)
+{
+    char why[512], path[4096], a[64], b[64];
     snprintf(path, sizeof path, "%s", train_path(r, REC_RUN_JSON));
     rec_run *run = rec_run_read(path, why, sizeof why);
     if (!run) return ut_fail(msg, len, TRAIN_EINPUT, "--resume: %s", why);
     int rc = 0;
     if (rec_run_start(run) == REC_NO_TIME)
         rc = bad(msg, len, path, "no start_time (the record is incomplete)");
-    const struct {
-        const char *key, *text; /* text NULL: compared as a number */
-        double number;
-    } want[] = {
-        {"net", id->net, 0},          {"mode", id->mode, 0},
-        {"dtype", id->dtype, 0},      {"batch", NULL, (double)id->batch},
-        {"lr", NULL, (double)id->lr}, {"seed", NULL, (double)id->seed},
-    };
-    for (size_t i = 0; !rc && i < sizeof want / sizeof want[0]; i++) {
-        rec_option v;
-        if (!rec_run_option(run, want[i].key, &v)) {
-            rc = bad(msg, len, path, "option '%s' is missing (the record is incomplete)",
-                     want[i].key);
-        } else if (want[i].text) {
-            if (v.type != REC_OPT_STRING || strcmp(v.string, want[i].text) != 0)
-                rc = bad(msg, len, path, "option '%s' is not '%s', the run's %s", want[i].key,
-                         want[i].text, want[i].key);
-        } else {
-            const double x = v.type == REC_OPT_INT    ? (double)v.integer
-                             : v.type == REC_OPT_REAL ? v.real
-                                                      : NAN;
-            /* lr is an fp32 value, recorded as a double */
-            const bool same = strcmp(want[i].key, "lr") == 0 ? (float)x == (float)want[i].number
-                                                             : x == want[i].number;
-            if (!same)
-                rc = bad(msg, len, path, "option '%s' is not %.9g, the run's %s", want[i].key,
-                         want[i].number, want[i].key);
-        }
+    /* the options as they were recorded: without what this resume gives */
+    train_options o = *r->o;
+    o.n_given = o.n_recorded;
+    rec_run *fresh = rc ? NULL : rec_run_new("", "", "", "");
+    if (!rc && !fresh) rc = ut_fail(msg, len, TRAIN_EFAIL, "out of memory");
+    if (!rc) rc = train_describe(r, &o, fresh, msg, len);
+    for (size_t i = 0; !rc && i < rec_run_option_count(fresh); i++) {
+        rec_option want, v;
+        rec_run_option_at(fresh, i, &want);
+        if (!rec_run_option(run, want.key, &v))
+            rc = bad(msg, len, path, "option '%s' is missing (the record is incomplete)", want.key);
+        else if (!same_option(&v, &want))
+            rc = bad(msg, len, path, "option '%s' is %s, but its options as given make it %s",
+                     want.key, option_text(&v, a, sizeof a), option_text(&want, b, sizeof b));
     }
+    for (size_t i = 0; !rc && i < rec_run_option_count(run); i++) {
+        rec_option v, want;
+        rec_run_option_at(run, i, &v);
+        const bool not_made = strcmp(v.key, "end_reason") == 0 || strcmp(v.key, "out") == 0;
+        if (!not_made && !rec_run_option(fresh, v.key, &want))
+            rc = bad(msg, len, path, "option '%s' is not one its options as given make", v.key);
+    }
+    rec_run_free(fresh);
     rec_run_free(run);
     return rc;
 }
@@ -278,7 +296,7 @@ int train_verify_resume(train_state *r, const ckpt_state *at, bool has_checkpoin
     ckpt_run id;
     memset(&id, 0, sizeof id);
     train_run_identity(r, &id);
-    int rc = verify_run_json(r, &id, msg, len);
+    int rc = verify_run_json(r, msg, len);
     if (!rc && has_checkpoint) {
         char path[4096];
         snprintf(path, sizeof path, "%s", train_path(r, REC_CHECKPOINT));

@@ -47,8 +47,9 @@ expect_status 0
 run "$A" recommend "$M/run" --csv "$M/rec.csv"
 expect_status 0
 
-# the checksum of every file in the tmpfs, before it is filled
-sums() { (cd "$M" && find . -type f ! -name fill -print0 | sort -z | xargs -0 md5sum); }
+# the checksum of every file in the tmpfs, before it is filled (not the lock
+# files: each writer puts its own pid in them)
+sums() { (cd "$M" && find . -type f ! -name fill ! -name .ampscope.lock -print0 | sort -z | xargs -0 md5sum); }
 before=$(sums)
 
 # ---- fill it: dd stops at ENOSPC ----
@@ -72,7 +73,7 @@ full() {
 full "$M/run2" "$A" train "${small[@]}" --out "$M/run2" "${common[@]}"
 full "$M/rep/" "$A" report "$M/run" --out "$M/rep"
 full "$M/sw/summary.csv" "$A" sweep "${grid[@]}" --out "$M/sw" "${common[@]}"
-full "$M/sw2/sweep.json" "$A" sweep "${grid[@]}" --out "$M/sw2" "${common[@]}"
+full "$M/sw2/" "$A" sweep "${grid[@]}" --out "$M/sw2" "${common[@]}"
 full "$M/g.st" "$A" grad --net mlp --init "$M/run/checkpoint.safetensors" --samples 0:3 \
     --out "$M/g.st" --backend cpu
 full "$M/rec.csv" "$A" recommend "$M/run" --csv "$M/rec.csv" --grid "windows=10,20"

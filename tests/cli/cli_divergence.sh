@@ -192,7 +192,11 @@ grep -qF "raise_error_at_min_scale does; and ampscope's: 9 overflowing steps in 
 for v in -1 abc '' 1.5 99999999999999999999 1e3 ' 5' 0x10; do
     run "$A" train "${SN[@]}" --mode O2 --steps 2 --diverge-after "$v" --out "$TMP/h"
     expect_status 2
-    expect_err_has "--diverge-after wants an integer in [0, "
+    if [[ -z $v ]]; then
+        expect_err_has "option --diverge-after needs a value"
+    else
+        expect_err_has "--diverge-after wants an integer in [0, "
+    fi
     CHECKS=$((CHECKS + 2))
     [[ $(wc -l <"$TMP/err") -eq 1 ]] || fail "(h) '$v': more than one line"
     [[ ! -e $TMP/h ]] || fail "(h) '$v': --out was created"

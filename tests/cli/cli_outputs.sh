@@ -40,6 +40,7 @@ run "$A" report "$W/run" --out "$W/rep"
 mkdir "$W/foreign" "$W/data" "$W/empty"
 echo notes >"$W/foreign/notes.txt"
 echo idx >"$W/data/train-images-idx3-ubyte"
+echo idx >"$W/data/train-labels-idx1-ubyte" # the inputs are checked readable first
 echo text >"$W/file.txt"
 cp "$W/run/checkpoint.safetensors" "$W/ck.safetensors"
 ln -s "$W/run/trace.csv" "$W/link.csv"

@@ -152,17 +152,35 @@ damage "eval.csv: step 10 edited to 11" eval.csv sed -i 's/^0,10,/0,11,/' @D/eva
 # ---- run.json ----
 damage "run.json: seed removed" run.json sed -i '/"seed":/d' @D/run.json
 expect_last_err_has "option 'seed' is missing"
-damage "run.json: lr edited" checkpoint.safetensors \
-    sed -i 's/"lr": [0-9.e-]*/"lr": 0.5/' @D/run.json
-expect_last_err_has "written by a run with lr 0.00999999978, but run.json says 0.5"
-damage "run.json: seed edited" checkpoint.safetensors sed -i 's/"seed": 1/"seed": 7/' @D/run.json
-damage "run.json: steps cut to 10" checkpoint.safetensors \
-    sed -i 's/"steps": "24"/"steps": "10"/' @D/run.json
-expect_last_err_has "step is 20, more than the run's steps (10)"
-damage "run.json: subset edited" checkpoint.safetensors \
-    sed -i 's/"subset": "640"/"subset": "1280"/' @D/run.json
-damage "run.json: stats-every edited" tensors.csv \
+# "options" edited alone: not what its "given" list makes (train_describe again)
+damage "run.json: lr edited" run.json sed -i 's/"lr": [0-9.e-]*/"lr": 0.5/' @D/run.json
+expect_last_err_has "option 'lr' is 0.5, but its options as given make it 0.00999999978"
+damage "run.json: seed edited" run.json sed -i 's/"seed": 1/"seed": 7/' @D/run.json
+damage "run.json: steps edited" run.json sed -i 's/"steps": "24"/"steps": "10"/' @D/run.json
+damage "run.json: subset edited" run.json sed -i 's/"subset": "640"/"subset": "1280"/' @D/run.json
+damage "run.json: stats-every edited" run.json \
     sed -i 's/"stats-every": "5"/"stats-every": "3"/' @D/run.json
+damage "run.json: an option added" run.json sed -i 's/"seed": 1/"seed": 1, "width": 7/' @D/run.json
+expect_last_err_has "option 'width' is not one its options as given make"
+# "given" edited alone: the options it makes are not the ones recorded
+damage "run.json: given steps edited" run.json sed -i '/"--steps",/{n;s/"24"/"10"/}' @D/run.json
+expect_last_err_has "option 'steps' is 24, but its options as given make it 10"
+# both edited alike: the record is consistent, the checkpoint and logs are not of that run
+damage "run.json: lr given and recorded" checkpoint.safetensors \
+    sed -i -e 's/"given": \[/"given": ["--lr", "0.5",/' -e 's/"lr": [0-9.e-]*/"lr": 0.5/' \
+    @D/run.json
+expect_last_err_has "written by a run with lr 0.00999999978, but run.json says 0.5"
+damage "run.json: seed given and recorded" checkpoint.safetensors \
+    sed -i -e 's/"given": \[/"given": ["--seed", "7",/' -e 's/"seed": 1/"seed": 7/' @D/run.json
+damage "run.json: steps cut to 10 in both" checkpoint.safetensors \
+    sed -i -e '/"--steps",/{n;s/"24"/"10"/}' -e 's/"steps": "24"/"steps": "10"/' @D/run.json
+expect_last_err_has "step is 20, more than the run's steps (10)"
+damage "run.json: subset edited in both" checkpoint.safetensors \
+    sed -i -e '/"--subset",/{n;s/"640"/"1280"/}' -e 's/"subset": "640"/"subset": "1280"/' \
+    @D/run.json
+damage "run.json: stats-every edited in both" tensors.csv \
+    sed -i -e '/"--stats-every",/{n;s/"5"/"3"/}' -e 's/"stats-every": "5"/"stats-every": "3"/' \
+    @D/run.json
 damage "run.json: start_time removed" run.json sed -i '/"start_time":/d' @D/run.json
 damage "run.json: lr not finite" run.json sed -i 's/"lr": [0-9.e-]*/"lr": 1e999/' @D/run.json
 damage "run.json: lr NaN" run.json sed -i 's/"lr": [0-9.e-]*/"lr": NaN/' @D/run.json
