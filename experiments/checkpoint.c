@@ -148,6 +148,7 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
     put_i(&md, "scaler.backoffs", c->backoffs);
     put_i(&md, "scaler.overflows_in_a_row", c->overflows_in_a_row);
     put_i(&md, "scaler.steps_at_min", c->steps_at_min);
+    put_d(&md, "scaler.master_scale", c->master_scale);
     for (size_t i = 0; i < md.n; i++) {
         md.pairs[i].key = md.keys[i];
         md.pairs[i].value = md.values[i];
@@ -209,6 +210,10 @@ int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_l
     GET_I("scaler.backoffs", c->backoffs);
     GET_I("scaler.overflows_in_a_row", c->overflows_in_a_row);
     GET_I("scaler.steps_at_min", c->steps_at_min);
+    /* the framework's own number (a double scale may pass fp32's maximum); a
+     * checkpoint from before it was kept has only the fp32 scale, which it was */
+    if (!rc) c->master_scale = c->scale;
+    if (!rc && st_metadata_get(f, "scaler.master_scale")) GET_D("scaler.master_scale", c->master_scale);
 #undef GET_I
 #undef GET_D
     if (!rc && (s->step < 0 || s->epoch < 0 || s->batch < 0))

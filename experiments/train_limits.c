@@ -15,17 +15,12 @@ static const char *unrefused_growth(const char *preset)
     static const struct {
         const char *preset, *note;
     } notes[] = {
-        {"mindspore-manager", "MindSpore's DynamicLossScaleUpdateCell multiplies its fp32 scale "
-                              "unchecked: it is inf, and every later step overflows"},
         {"paddle", "Paddle's dygraph GradScaler multiplies its fp32 scale unchecked: it is inf, "
                    "and every later step overflows"},
         {"megatron", "Megatron's DynamicGradScaler multiplies its fp32 scale tensor unchecked: it "
                      "is inf, and every later step overflows"},
         {"keras", "Keras 3's LossScaleOptimizer doubles its fp32 dynamic_scale unchecked: it is "
                   "inf, and every later step overflows"},
-        {"deepspeed", "DeepSpeed's cur_scale is a Python float, where 2^128 exists: its next "
-                      "scaled loss overflows and the scale backs off; an fp32 scale cannot follow"},
-        {"apex", "Apex's _loss_scale is a Python float, capped at max_loss_scale"},
     };
     for (size_t i = 0; preset && i < sizeof notes / sizeof notes[0]; i++)
         if (strcmp(preset, notes[i].preset) == 0) return notes[i].note;
@@ -38,8 +33,19 @@ static const char *unrefused_growth(const char *preset)
 void train_record_scaler_notes(train_state *r)
 {
     const ak_scaler_config *c = &r->o->scaler;
+    const char *source = ak_scaler_preset_source(r->o->scaler_name);
+    if (source) rec_run_set_string(r->record, "scaler_source", source);
     if (c->kind != AK_SCALER_DYNAMIC) return;
     char text[512];
+    static const char *const arith[AK_SCALE_ARITH_COUNT] = {
+        "fp32: the fp32 scale times the fp32 factor, one rounding",
+        "fp32-double-factor: the fp32 scale times the double factor, rounded once to fp32 "
+        "(PyTorch's _amp_update_scale_)",
+        "double: the scale is a Python float (double), which may pass fp32's maximum and come "
+        "back; the fp32 scale applied is (float)scale, inf beyond fp32's range"};
+    snprintf(text, sizeof text, "%s; a backoff %s", arith[c->arith],
+             c->backoff_divides ? "divides by the one scale factor" : "multiplies by backoff_factor");
+    rec_run_set_string(r->record, "scaler_arithmetic", text);
     if (c->min_scale > 0)
         snprintf(text, sizeof text, "%g: backoffs stop there; %s", (double)c->min_scale,
                  c->rule == AK_SCALER_RULE_DEEPSPEED
@@ -58,6 +64,12 @@ void train_record_scaler_notes(train_state *r)
     else if (ak_scale_is_finite(c->max_scale))
         snprintf(text, sizeof text, "capped: min(scale x %g, --max-scale %g)",
                  (double)c->growth_factor, (double)c->max_scale);
+    else if (c->arith == AK_SCALE_ARITH_DOUBLE)
+        snprintf(text, sizeof text,
+                 "taken: the scale is a Python float (double), as in %s: past fp32's maximum "
+                 "the fp32 scale applied is inf, every step overflows and backs off until the "
+                 "scale is back in fp32's range; the run goes on",
+                 source ? source : "the framework");
     else
         snprintf(text, sizeof text,
                  "taken: the fp32 scale becomes inf (%s); the run ends there (exit 3)",
@@ -76,7 +88,8 @@ bool train_numerical_stop(train_state *r, int64_t step, char *msg, size_t len)
     const ak_scaler_config *c = &o->scaler;
     const ak_scaler_state *was = &r->before, *now = &r->after;
     const bool overflow = now->overflows > was->overflows;
-    if (!ak_scale_is_finite(now->scale)) {
+    /* the framework's own number: a double scale past fp32's maximum comes back */
+    if (!ak_scale_is_finite_d(now->master_scale)) {
         ut_fail(msg, len, TRAIN_DIVERGED,
                 "diverged: at step %lld the loss scale %g grew past fp32's maximum (to %g): %s",
                 (long long)step, (double)was->scale, (double)now->scale,
@@ -84,7 +97,7 @@ bool train_numerical_stop(train_state *r, int64_t step, char *msg, size_t len)
         return true;
     }
     if (c->kind == AK_SCALER_DYNAMIC && c->rule == AK_SCALER_RULE_DEEPSPEED && overflow &&
-        was->hysteresis_left <= 1 && was->scale == c->min_scale) {
+        was->hysteresis_left <= 1 && was->master_scale == (double)c->min_scale) {
         ut_fail(msg, len, TRAIN_DIVERGED,
                 "diverged: step %lld overflowed at the minimum loss scale %g; DeepSpeed raises "
                 "'Current loss scale already at minimum - cannot decrease scale anymore' here",
