@@ -213,7 +213,8 @@ int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_l
     /* the framework's own number (a double scale may pass fp32's maximum); a
      * checkpoint from before it was kept has only the fp32 scale, which it was */
     if (!rc) c->master_scale = c->scale;
-    if (!rc && st_metadata_get(f, "scaler.master_scale")) GET_D("scaler.master_scale", c->master_scale);
+    if (!rc && st_metadata_get(f, "scaler.master_scale"))
+        GET_D("scaler.master_scale", c->master_scale);
 #undef GET_I
 #undef GET_D
     if (!rc && (s->step < 0 || s->epoch < 0 || s->batch < 0))

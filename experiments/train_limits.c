@@ -44,7 +44,8 @@ void train_record_scaler_notes(train_state *r)
         "double: the scale is a Python float (double), which may pass fp32's maximum and come "
         "back; the fp32 scale applied is (float)scale, inf beyond fp32's range"};
     snprintf(text, sizeof text, "%s; a backoff %s", arith[c->arith],
-             c->backoff_divides ? "divides by the one scale factor" : "multiplies by backoff_factor");
+             c->backoff_divides ? "divides by the one scale factor"
+                                : "multiplies by backoff_factor");
     rec_run_set_string(r->record, "scaler_arithmetic", text);
     if (c->min_scale > 0)
         snprintf(text, sizeof text, "%g: backoffs stop there; %s", (double)c->min_scale,

@@ -34,8 +34,9 @@ static const char *const modes[] = {"O0", "O1", "O2", "O3", NULL};
 static const char *const low_dtypes[] = {"fp16", "bf16", NULL};
 static const char *const stats_dtypes[] = {"fp16", "bf16", "fp32", NULL};
 static const char *const optimizers[] = {"sgd", "momentum", "adam", "adamw", NULL};
-static const char *const rules[] = {"pytorch", "mindspore-amp", "deepspeed", "megatron",
-                                    "paddle",  "deepspeed-fp16-optimizer", NULL};
+static const char *const rules[] = {"pytorch",  "mindspore-amp", "deepspeed",
+                                    "megatron", "paddle",        "deepspeed-fp16-optimizer",
+                                    NULL};
 
 #define F(field) offsetof(train_options, field)
 #define STEPS    (INT64_C(1) << 40)
@@ -302,8 +303,9 @@ const opt_spec topt_table[] = {
      .choices = rules,
      .deferred = true,
      .metavar = "R",
-     .help = "whose counter and hysteresis semantics: pytorch,\n"
-             "mindspore-amp, deepspeed, megatron, paddle,\ndeepspeed-fp16-optimizer (set by presets)"},
+     .help =
+         "whose counter and hysteresis semantics: pytorch,\n"
+         "mindspore-amp, deepspeed, megatron, paddle,\ndeepspeed-fp16-optimizer (set by presets)"},
     {.name = "drop-overflow-update",
      .kind = OPT_ONOFF,
      .offset = F(scaler.drop_overflow_update),

@@ -121,7 +121,8 @@ static const preset presets[] = {
     {"mindspore-manager",
      DYN(PYTORCH, 0x1p24f, 2.0, 0.5, 2000, 1, 1.0f, INFINITY, false, DOUBLE, false),
      "mindspore/train/loss_scale_manager.py DynamicLossScaleManager.update_loss_scale"},
-    {"mindspore-amp", DYN(MINDSPORE_AMP, 0x1p16f, 2.0, 0.5, 50, 1, 1.0f, INFINITY, true, FP32, true),
+    {"mindspore-amp",
+     DYN(MINDSPORE_AMP, 0x1p16f, 2.0, 0.5, 50, 1, 1.0f, INFINITY, true, FP32, true),
      "mindspore/amp.py DynamicLossScaler.adjust; it has no defaults: 2^16, 2, 50 are the "
      "MindSpore tutorial's (tutorials/source_en/beginner/mixed_precision.md)"},
     {"paddle", DYN(PADDLE, 0x1p16f, 2.0, 0.5, 2000, 1, 0.0f, INFINITY, false, FP32, false),

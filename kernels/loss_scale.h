@@ -119,9 +119,9 @@ typedef enum ak_scaler_rule {
 /* The number type the scale is kept in, and how a factor moves it (see
  * Arithmetic above). */
 typedef enum ak_scale_arith {
-    AK_SCALE_ARITH_FP32 = 0,              /* one fp32 product or quotient */
+    AK_SCALE_ARITH_FP32 = 0,               /* one fp32 product or quotient */
     AK_SCALE_ARITH_FP32_DOUBLE_FACTOR = 1, /* PyTorch: fp32 scale x double factor -> fp32 */
-    AK_SCALE_ARITH_DOUBLE = 2             /* a Python float: the double master_scale */
+    AK_SCALE_ARITH_DOUBLE = 2              /* a Python float: the double master_scale */
 } ak_scale_arith;
 #define AK_SCALE_ARITH_COUNT 3
 
@@ -248,8 +248,7 @@ FPE_INLINE void ak_loss_scale_step(const ak_scaler_config *cfg, ak_scaler_state 
     }
     s->master_scale = next;
     s->scale = (float)next;
-    s->inv_scale =
-        cfg->arith == AK_SCALE_ARITH_DOUBLE ? (float)(1.0 / next) : 1.0f / s->scale;
+    s->inv_scale = cfg->arith == AK_SCALE_ARITH_DOUBLE ? (float)(1.0 / next) : 1.0f / s->scale;
     s->growths += next > old ? 1 : 0;
     s->backoffs += next < old ? 1 : 0;
     s->steps_at_min = next <= (double)cfg->min_scale ? s->steps_at_min + 1 : 0;
