@@ -64,10 +64,9 @@ static int set_recorded(train_options *o, const char *dir, recorded *rd)
     for (size_t i = 0; i < n; i++) {
         rec_option opt;
         rec_run_option_at(rd->run, i, &opt);
-        /* not options: the record's notes and its end */
+        /* not options: the record's notes (the scaler's are scaler_*) and its end */
         if (strcmp(opt.key, "out") == 0 || strcmp(opt.key, "resume") == 0 ||
-            strcmp(opt.key, "end_reason") == 0 || strcmp(opt.key, "scaler_floor") == 0 ||
-            strcmp(opt.key, "scaler_nonfinite_growth") == 0)
+            strcmp(opt.key, "end_reason") == 0 || strncmp(opt.key, "scaler_", 7) == 0)
             continue;
         if (opt.type == REC_OPT_STRING)
             snprintf(rd->text[i], sizeof rd->text[i], "%s", opt.string);

@@ -8,9 +8,10 @@
 #       (or to 0 where there is none) and the run stops with exit 3 and its
 #       reason in run.json, within a bounded number of steps;
 #   (c) a scale that would grow past fp32's maximum: refused (PyTorch,
-#       MindSpore amp), capped (Apex), or taken by an fp32 scale (MindSpore's
-#       manager, Paddle, Megatron, Keras; DeepSpeed's Python float) where the
-#       run stops with exit 3 before any step uses inf; the record says which.
+#       MindSpore amp), capped (Apex), taken by an fp32 scale (Paddle,
+#       Megatron, Keras) where the run stops with exit 3 before any step uses
+#       inf, or taken by a Python float (DeepSpeed, MindSpore's manager) where
+#       the fp32 scale applied is inf and the run goes on; the record says which.
 # Plus the --fault syntax's rejections and a resumed run keeping its faults.
 # simplenet (synthetic data, MSE, plain SGD): no evaluation, fast steps.
 set -euo pipefail
@@ -81,8 +82,10 @@ CHECKS=$((CHECKS + 1))
 # one step sooner; mindspore-manager: 2^24 -> 1 at step 23, then 23..27; mindspore-amp: 2^16 ->
 # 1 at step 15; megatron: 2^32, the first overflow spends the hysteresis, 1 at step 32), or,
 # for deepspeed, at the first overflow at its minimum 1 (2^16: hysteresis at step 0, halvings
-# 1..16, step 17 raises, as DeepSpeed does); fixed and none: 5 overflows in a row
-declare -A rows_b=([pytorch]=170 [apex]=170 [paddle]=170 [keras]=169 [mindspore-manager]=28
+# 1..16, step 17 raises, as DeepSpeed does); apex keeps a Python float: its halvings from 2^16
+# reach 2^-1074 (the smallest double) after 1090 and 0 at the 1091st, step 1090, then steps
+# 1090..1094 (its fp32 scale applied is 0 from step 166); fixed and none: 5 overflows in a row
+declare -A rows_b=([pytorch]=170 [apex]=1095 [paddle]=170 [keras]=169 [mindspore-manager]=28
     [mindspore-amp]=20 [deepspeed]=18 [megatron]=37 [fixed]=5 [none]=5)
 declare -A scale_b=([pytorch]=0 [apex]=0 [paddle]=0 [keras]=0 [mindspore-manager]=1
     [mindspore-amp]=1 [deepspeed]=1 [megatron]=1 [fixed]=128 [none]=1)
@@ -145,10 +148,9 @@ run "$A" train "${SN[@]}" --loss-scale apex --init-scale 16777216 --scale-window
 expect_status 0
 check "(c) apex: its cap 2^24" "$(col "$TMP/c-apex24" 4)" "16777216 16777216 16777216 "
 # the growth is taken: the run stops after step 1, which multiplied by 2^127; inf is never used
-declare -A who_c=([mindspore-manager]="MindSpore's DynamicLossScaleUpdateCell"
-    [paddle]="Paddle's dygraph GradScaler" [megatron]="Megatron's DynamicGradScaler"
-    [keras]="Keras 3's LossScaleOptimizer" [deepspeed]="DeepSpeed's cur_scale is a Python float")
-for p in mindspore-manager paddle megatron keras deepspeed; do
+declare -A who_c=([paddle]="Paddle's dygraph GradScaler" [megatron]="Megatron's DynamicGradScaler"
+    [keras]="Keras 3's LossScaleOptimizer")
+for p in paddle megatron keras; do
     run "$A" train "${SN[@]}" --loss-scale $p --init-scale $S126 --scale-window 1 --growth-factor 2 \
         --steps 4 --fault zero-grads@all --out "$TMP/c-$p"
     expect_status 3
@@ -159,6 +161,17 @@ for p in mindspore-manager paddle megatron keras deepspeed; do
     grep -q '"end_reason": "diverged: at step 1 ' "$TMP/c-$p/run.json" || fail "(c) $p: end_reason"
     grep -q '"scaler_nonfinite_growth": "taken: ' "$TMP/c-$p/run.json" || fail "(c) $p: note"
     grep -qi 'inf' <(cut -d, -f4 "$TMP/c-$p/steps.csv") && fail "(c) $p: an inf scale in steps.csv"
+done
+# a Python float takes it and goes on: 2^128 and 2^129 are inf in fp32, and these clean
+# (zero-grads) steps grow it further; an overflow would halve it back (cli_scalers.sh)
+for p in mindspore-manager deepspeed; do
+    run "$A" train "${SN[@]}" --loss-scale $p --init-scale $S126 --scale-window 1 --growth-factor 2 \
+        --steps 4 --fault zero-grads@all --out "$TMP/c-$p"
+    expect_status 0
+    check "(c) $p: scales used" "$(col "$TMP/c-$p" 4)" "$(g9 2^126) $(g9 2^127) inf inf "
+    CHECKS=$((CHECKS + 1))
+    grep -q '"scaler_nonfinite_growth": "taken: the scale is a Python float' "$TMP/c-$p/run.json" ||
+        fail "(c) $p: note"
 done
 # the same policy refusing it (--refuse-nonfinite-growth on, as the static-graph Paddle op does)
 run "$A" train "${SN[@]}" --loss-scale paddle --refuse-nonfinite-growth on --init-scale $S126 \

@@ -66,6 +66,16 @@ has "deepspeed-zero top" "$TMP/zero-top/run.json" \
 CHECKS=$((CHECKS + 1))
 grep -q '"end_reason"' "$TMP/zero-top/run.json" && fail "deepspeed-zero top: an end_reason"
 
+# the checkpoint keeps the double (scaler.master_scale): stopped after step 1 with 2^128 (inf in
+# fp32) and resumed, the run is the uninterrupted one
+run "$A" train "${SN[@]}" --loss-scale deepspeed-zero --init-scale $S126 --scale-window 1 \
+    --steps 2 --fault zero-grads@0,1 --out "$TMP/zero-top2"
+expect_status 0
+run "$A" train --resume "$TMP/zero-top2" --steps 5
+expect_status 0
+check "deepspeed-zero top, resumed at inf: scales" "$(col "$TMP/zero-top2" 4)" \
+    "$(g9 2^126) $(g9 2^127) inf $(g9 2^127) $(g9 2^126) "
+
 # ---- deepspeed-fp16-optimizer: window 2, overflow at step 3 ----
 # stable_interval = steps since the last overflow - 1; growth when it is a positive multiple
 # of 2: after clean steps 0 1 2 (the third), then at step 3 (O) back; then after 4 5 6 and 8
