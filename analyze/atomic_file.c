@@ -75,6 +75,32 @@ static int parent_dir(const char *path, char **dir)
     return AN_OK;
 }
 
+/* Renames the written, synced tmp over path, then makes the rename durable
+ * by syncing the directory.  On a failed rename tmp is removed. */
+static int install(const char *tmp, const char *path, char *msg, size_t msg_len)
+{
+    if (rename(tmp, path) != 0) {
+        const int e = errno;
+        unlink(tmp);
+        return ut_fail(msg, msg_len, AN_EIO, "%s: rename %s -> %s: %s", path, tmp, path,
+                       strerror(e));
+    }
+    /* The rename is durable only once the directory entry is on disk. */
+    char *dir = NULL;
+    int status = AN_OK;
+    if (parent_dir(path, &dir) != AN_OK) {
+        status = ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
+    } else {
+        const int dfd = open(dir, O_RDONLY | O_CLOEXEC);
+        if (dfd < 0 || fsync(dfd) != 0)
+            status = ut_fail(msg, msg_len, AN_EIO, "%s: fsync of directory %s: %s", path, dir,
+                             strerror(errno));
+        if (dfd >= 0) close(dfd);
+    }
+    free(dir);
+    return status;
+}
+
 int af_commit(af_file *f, char *msg, size_t msg_len)
 {
     if (!f || !f->fp) return ut_fail(msg, msg_len, AN_EINVAL, "af_commit: no file being written");
@@ -101,36 +127,29 @@ int af_commit(af_file *f, char *msg, size_t msg_len)
         e = errno;
     }
     f->fp = NULL;
-    if (!what && rename(f->tmp, f->path) != 0) {
-        e = errno;
-        status = ut_fail(msg, msg_len, AN_EIO, "%s: rename %s -> %s: %s", f->path, f->tmp, f->path,
-                         strerror(e));
-        unlink(f->tmp);
-        af_release(f);
-        return status;
-    }
     if (what) {
         status = ut_fail(msg, msg_len, AN_EIO, "%s: %s %s: %s", f->path, what, f->tmp, strerror(e));
         unlink(f->tmp);
-        af_release(f);
-        return status;
-    }
-    /* The rename is durable only once the directory entry is on disk. */
-    char *dir = NULL;
-    if (parent_dir(f->path, &dir) != AN_OK) {
-        status = ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", f->path);
     } else {
-        const int dfd = open(dir, O_RDONLY | O_CLOEXEC);
-        if (dfd < 0 || fsync(dfd) != 0) {
-            e = errno;
-            status = ut_fail(msg, msg_len, AN_EIO, "%s: fsync of directory %s: %s", f->path, dir,
-                             strerror(e));
-        }
-        if (dfd >= 0) close(dfd);
+        status = install(f->tmp, f->path, msg, msg_len);
     }
-    free(dir);
     af_release(f);
     return status;
+}
+
+int af_install(const char *tmp, const char *path, char *msg, size_t msg_len)
+{
+    if (!tmp || !path || !*tmp || !*path)
+        return ut_fail(msg, msg_len, AN_EINVAL, "no temporary file or path");
+    const int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0) {
+        const int e = errno;
+        if (fd >= 0) close(fd);
+        unlink(tmp);
+        return ut_fail(msg, msg_len, AN_EIO, "%s: fsync %s: %s", path, tmp, strerror(e));
+    }
+    close(fd);
+    return install(tmp, path, msg, msg_len);
 }
 
 void af_put(af_file *f, const void *data, size_t n)

@@ -57,6 +57,11 @@ int af_commit(af_file *f, char *msg, size_t msg_len);
  * or zeroed af_file. */
 void af_abort(af_file *f);
 
+/* For a file another program wrote (gnuplot's figures): tmp, complete and
+ * checked by the caller, is synced and renamed over path, and the directory
+ * synced.  On failure tmp is removed and path left as it was. */
+int af_install(const char *tmp, const char *path, char *msg, size_t msg_len);
+
 /* The whole of it for a small file: path's content becomes data[0..n). */
 int af_write(const char *path, const void *data, size_t n, char *msg, size_t msg_len);
 

@@ -219,6 +219,26 @@ typedef struct rec_log rec_log;
  * have a column named "step".  Rows are buffered until rec_log_flush. */
 rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after_step, char *msg,
                       size_t msg_len);
+/* What a log must hold before a resume cuts it back (rec_log_check): rows
+ * of steps first, first + every, first + 2 every, ... in order, each step
+ * once (one_row: one row; else one or more rows in a block), up to at least
+ * the last such step <= through.  every 0: no rows at all; through -1:
+ * none required. */
+typedef struct rec_log_expect {
+    int64_t first, every, through;
+    bool one_row;
+} rec_log_expect;
+/* Checks the log at path as rec_log_open(path, header, e->through) would
+ * keep it, and writes nothing: the header (one cut short only when no row is
+ * required), every kept line whole with the header's fields and an integer
+ * step, in e's order with no gap and no step twice, and the kept rows
+ * reaching the last required step (a log cut short is damage, not a kill:
+ * its rows were synced before the checkpoint).  Rows past e->through are
+ * not checked: rec_log_open drops them, and so is a last line without its
+ * newline.  A missing file passes when no row is required.  AN_OK, or
+ * AN_EFORMAT / AN_EIO with one line naming the file (and the line). */
+int rec_log_check(const char *path, const char *header, const rec_log_expect *e, char *msg,
+                  size_t msg_len);
 /* rec_log_open(dir/rec_table_file(t), rec_table_header(t), ...). */
 rec_log *rec_log_open_table(const char *dir, rec_table t, int64_t resume_after_step, char *msg,
                             size_t msg_len);
@@ -299,10 +319,16 @@ int rec_summarize_run(const char *run_dir, rec_run_summary *out, char *msg, size
  *   "ampscope_version": "0.1.0", "git_revision": "9687ec7", "backend": "cuda",
  *   "device": "NVIDIA H100 80GB HBM3",
  *   "start_time": "2025-01-31T12:00:00Z", "end_time": null (until the run ends),
+ *   "given": ["--net", "lenet5", "--epochs", "5", "--no-progress", ...],
+ *   "resumes": [{"step": 120, "given": ["--epochs", "8"]}, ...],
  *   "options": {"net": "lenet5", "epochs": 5, "lr": 0.01, ...}
  * }
- * Options keep the order they were set in; values are strings, integers or
- * finite reals (a real keeps its exact double through %.17g). */
+ * "given" is the command's options as given, argv-style (a flag alone, an
+ * option with a value as two strings); each entry of "resumes" the options a
+ * resume gave on top of them and the step from which they apply.  Records
+ * written before "given" existed have neither.  Options keep the order they
+ * were set in; values are strings, integers or finite reals (a real keeps its
+ * exact double through %.17g). */
 typedef struct rec_run rec_run;
 
 #define REC_NO_TIME INT64_MIN /* start/end not recorded (end_time null) */
@@ -345,6 +371,21 @@ size_t rec_run_option_count(const rec_run *r);
 int rec_run_option_at(const rec_run *r, size_t i, rec_option *opt);
 /* The option named key: true, or false when there is none. */
 bool rec_run_option(const rec_run *r, const char *key, rec_option *opt);
+
+/* The argv-style lists: list 0 is "given", list i >= 1 the i-th entry of
+ * "resumes".  rec_run_arg_lists is 0 for a record without "given", else 1 +
+ * the resumes; rec_run_args the length of a list (0 when there is no such
+ * list) and, when step is not NULL, the step it applies from (0 for
+ * "given"); rec_run_arg its j-th string (NULL past the end). */
+size_t rec_run_arg_lists(const rec_run *r);
+size_t rec_run_args(const rec_run *r, size_t list, int64_t *step);
+const char *rec_run_arg(const rec_run *r, size_t list, size_t j);
+/* Sets "given" (replacing it; "resumes" emptied) / appends a resume at step
+ * (>= 0; a record with "given" only).  Strings valid UTF-8, else AN_EINVAL. */
+int rec_run_set_given(rec_run *r, const char *const *args, size_t n);
+int rec_run_add_resume(rec_run *r, int64_t step, const char *const *args, size_t n);
+/* Whether s can be a string of run.json (valid UTF-8). */
+bool rec_run_text_ok(const char *s);
 
 /* Writes r atomically (af_write) as above. */
 int rec_run_write(const rec_run *r, const char *path, char *msg, size_t msg_len);

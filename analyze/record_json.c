@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,8 @@ struct rec_run {
     char *info[4]; /* version, git revision, backend, device */
     int64_t start, end;
     json_t *options; /* an object: insertion order is kept */
+    json_t *given;   /* an array of strings, or NULL (a record from before "given") */
+    json_t *resumes; /* an array of {"step", "given"} */
 };
 
 static const char *const info_keys[4] = {"ampscope_version", "git_revision", "backend", "device"};
@@ -38,8 +41,9 @@ rec_run *rec_run_new(const char *version, const char *git_revision, const char *
     for (int i = 0; i < 4; i++)
         ok = (r->info[i] = dup_str(v[i])) != NULL && ok;
     r->options = json_object();
+    r->resumes = json_array();
     r->start = r->end = REC_NO_TIME;
-    if (!ok || !r->options) {
+    if (!ok || !r->options || !r->resumes) {
         rec_run_free(r);
         return NULL;
     }
@@ -52,6 +56,8 @@ void rec_run_free(rec_run *r)
     for (int i = 0; i < 4; i++)
         free(r->info[i]);
     json_decref(r->options);
+    json_decref(r->given);
+    json_decref(r->resumes);
     free(r);
 }
 
@@ -127,6 +133,72 @@ bool rec_run_option(const rec_run *r, const char *key, rec_option *opt)
     return true;
 }
 
+/* ---- the options as given ---------------------------------------------------------------- */
+static json_t *arg_list(const rec_run *r, size_t list)
+{
+    if (!r || !r->given) return NULL;
+    if (list == 0) return r->given;
+    return json_object_get(json_array_get(r->resumes, list - 1), "given");
+}
+
+size_t rec_run_arg_lists(const rec_run *r)
+{
+    return r && r->given ? 1 + json_array_size(r->resumes) : 0;
+}
+
+size_t rec_run_args(const rec_run *r, size_t list, int64_t *step)
+{
+    json_t *a = arg_list(r, list);
+    if (step)
+        *step = a && list > 0 ? (int64_t)json_integer_value(
+                                    json_object_get(json_array_get(r->resumes, list - 1), "step"))
+                              : 0;
+    return json_array_size(a);
+}
+
+const char *rec_run_arg(const rec_run *r, size_t list, size_t j)
+{
+    return json_string_value(json_array_get(arg_list(r, list), j));
+}
+
+bool rec_run_text_ok(const char *s)
+{
+    json_t *j = s ? json_string(s) : NULL;
+    json_decref(j);
+    return j != NULL;
+}
+
+/* A new array of the strings, or NULL (one is not valid UTF-8, or out of memory). */
+static json_t *string_array(const char *const *args, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        if (!args[i] || json_array_append_new(a, json_string(args[i])) != 0) {
+            json_decref(a);
+            a = NULL;
+        }
+    return a;
+}
+
+int rec_run_set_given(rec_run *r, const char *const *args, size_t n)
+{
+    json_t *a = r ? string_array(args, n) : NULL;
+    if (!a) return AN_EINVAL;
+    json_decref(r->given);
+    r->given = a;
+    json_array_clear(r->resumes);
+    return AN_OK;
+}
+
+int rec_run_add_resume(rec_run *r, int64_t step, const char *const *args, size_t n)
+{
+    if (!r || !r->given || step < 0) return AN_EINVAL;
+    json_t *a = string_array(args, n);
+    json_t *entry = a ? json_pack("{s:I,s:o}", "step", (json_int_t)step, "given", a) : NULL;
+    if (!entry) return AN_EINVAL;
+    return json_array_append_new(r->resumes, entry) == 0 ? AN_OK : AN_EINVAL;
+}
+
 static json_t *time_json(int64_t t)
 {
     char buf[REC_TIME_MAX];
@@ -154,6 +226,10 @@ int rec_run_write(const rec_run *r, const char *path, char *msg, size_t msg_len)
         if (!tj || json_object_set_new(root, time_keys[i], tj) != 0)
             status = ut_fail(msg, msg_len, AN_EINVAL, "%s: %s %" PRId64 " is not a year 0-9999",
                              path, time_keys[i], times[i]);
+    }
+    if (status == AN_OK && r->given) {
+        json_object_set(root, "given", r->given);
+        json_object_set(root, "resumes", r->resumes);
     }
     if (status == AN_OK) {
         json_object_set(root, "options", r->options);
@@ -198,6 +274,48 @@ static int read_member(json_t *root, const char *path, const char *key, const ch
     if (t && rec_time_parse(*s, t) != AN_OK)
         return ut_fail(msg, msg_len, AN_EFORMAT,
                        "%s: \"%s\": '%s' is not a UTC time YYYY-MM-DDTHH:MM:SSZ", path, key, *s);
+    return AN_OK;
+}
+
+/* An array of strings: 0, or AN_EFORMAT naming what in path. */
+static int strings_ok(const json_t *a, const char *path, const char *what, char *msg,
+                      size_t msg_len)
+{
+    size_t i;
+    const json_t *v;
+    if (!json_is_array(a))
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s: %s is not an array of strings", path, what);
+    json_array_foreach(a, i, v)
+    {
+        if (!json_is_string(v))
+            return ut_fail(msg, msg_len, AN_EFORMAT, "%s: %s: item %zu is not a string", path, what,
+                           i);
+    }
+    return AN_OK;
+}
+
+/* "given" (absent in older records) and "resumes" (only with "given"). */
+static int given_ok(json_t *root, const char *path, char *msg, size_t msg_len)
+{
+    json_t *given = json_object_get(root, "given"), *resumes = json_object_get(root, "resumes");
+    if (!given && !resumes) return AN_OK;
+    if (!given) return ut_fail(msg, msg_len, AN_EFORMAT, "%s: \"resumes\" without \"given\"", path);
+    if (strings_ok(given, path, "\"given\"", msg, msg_len) != AN_OK) return AN_EFORMAT;
+    if (!resumes) return AN_OK;
+    if (!json_is_array(resumes))
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s: \"resumes\" is not an array", path);
+    size_t i;
+    json_t *e;
+    json_array_foreach(resumes, i, e)
+    {
+        json_t *step = json_object_get(e, "step");
+        char what[64];
+        snprintf(what, sizeof what, "\"resumes\" entry %zu", i);
+        if (!json_is_object(e) || !json_is_integer(step) || json_integer_value(step) < 0)
+            return ut_fail(msg, msg_len, AN_EFORMAT, "%s: %s has no \"step\" >= 0", path, what);
+        if (strings_ok(json_object_get(e, "given"), path, what, msg, msg_len) != AN_OK)
+            return AN_EFORMAT;
+    }
     return AN_OK;
 }
 
@@ -248,6 +366,7 @@ rec_run *rec_run_read(const char *path, char *msg, size_t msg_len)
             goto done;
         }
     }
+    if (given_ok(root, path, msg, msg_len) != AN_OK) goto done;
     r = rec_run_new(info[0], info[1], info[2], info[3]);
     if (!r) {
         ut_fail(msg, msg_len, AN_ENOMEM, "%s: out of memory", path);
@@ -255,6 +374,11 @@ rec_run *rec_run_read(const char *path, char *msg, size_t msg_len)
     }
     json_decref(r->options);
     r->options = json_incref(options);
+    r->given = json_incref(json_object_get(root, "given"));
+    if (json_object_get(root, "resumes")) {
+        json_decref(r->resumes);
+        r->resumes = json_incref(json_object_get(root, "resumes"));
+    }
     r->start = start;
     r->end = end;
 done:

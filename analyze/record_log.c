@@ -1,8 +1,9 @@
 /* record_log.c: the CSV logs of record.h as files: opening one for
  * appending (the header written once, or checked), the resume that cuts a
  * log back to its checkpoint's step (and drops a last line a kill cut
- * short), flushing, syncing and closing.  The rows are written by
- * record_write.c. */
+ * short), the check before that resume (rec_log_check: no gap, no
+ * duplicate, not cut short), flushing, syncing and closing.  The rows are
+ * written by record_write.c. */
 #define _POSIX_C_SOURCE 200809L /* ftruncate, fdopen */
 #include "record_internal.h"
 
@@ -25,13 +26,65 @@ int rec_log_fail(rec_log *log, int status, const char *fmt, ...)
     return status;
 }
 
+/* The step field of the reader's complete line with the header's number
+ * of fields (cut at its comma in place). */
+static int row_step(csv_reader *in, const char *path, int step_col, int64_t *step, char *msg,
+                    size_t msg_len)
+{
+    char *f = in->line;
+    for (int i = 0; i < step_col; i++)
+        f = strchr(f, ',') + 1;
+    char *comma = strchr(f, ',');
+    if (comma) *comma = '\0';
+    if (!csv_parse_i64(f, step))
+        return ut_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: column 'step': '%s' is not an integer",
+                       path, in->line_no, f);
+    return AN_OK;
+}
+
+/* Whether a row of step `step` may follow the kept rows before it (*last,
+ * -1 before the first) in a log that e describes (rec_log_check). */
+static int check_order(const rec_log_expect *e, const char *path, size_t line_no, int64_t step,
+                       int64_t *last, char *msg, size_t msg_len)
+{
+    const long long s = step, p = *last, next = *last + e->every;
+    int status = AN_OK;
+    if (e->every <= 0)
+        status = ut_fail(msg, msg_len, AN_EFORMAT,
+                         "%s:%zu: a row of step %lld, but this run logs no rows there", path,
+                         line_no, s);
+    else if (*last < 0 && step != e->first)
+        status =
+            ut_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: the first row is step %lld, expected %lld",
+                    path, line_no, s, (long long)e->first);
+    else if (*last >= 0 && step == *last && e->one_row)
+        status =
+            ut_fail(msg, msg_len, AN_EFORMAT, "%s:%zu: step %lld appears twice", path, line_no, s);
+    else if (*last >= 0 && step < *last)
+        status =
+            ut_fail(msg, msg_len, AN_EFORMAT,
+                    "%s:%zu: step %lld after step %lld: the steps go back", path, line_no, s, p);
+    else if (*last >= 0 && step > next)
+        status = ut_fail(msg, msg_len, AN_EFORMAT,
+                         "%s:%zu: step %lld after step %lld: the rows of step %lld are missing",
+                         path, line_no, s, p, next);
+    else if (*last >= 0 && step != *last && step != next)
+        status = ut_fail(msg, msg_len, AN_EFORMAT,
+                         "%s:%zu: step %lld after step %lld, expected step %lld (one every %lld)",
+                         path, line_no, s, p, next, (long long)e->every);
+    *last = step;
+    return status;
+}
+
 /* Where the log at path must be cut for a resume after step keep (see
  * rec_log_open): *cut = the offset of the first line to drop, or the file's
- * size. */
-static int scan_log(const char *path, const char *header, int step_col, int64_t keep, off_t *cut,
-                    char *msg, size_t msg_len)
+ * size.  With e, the rows kept must also be in e's order (rec_log_check);
+ * *last is the step of the last one (-1: none). */
+static int scan_log(const char *path, const char *header, int step_col, int64_t keep,
+                    const rec_log_expect *e, off_t *cut, int64_t *last, char *msg, size_t msg_len)
 {
     csv_reader in;
+    *last = -1;
     if (csv_open(&in, path) != AN_OK)
         return ut_fail(msg, msg_len, AN_EIO, "%s: cannot read: %s", path, strerror(errno));
     const size_t header_len = strlen(header), ncols = csv_count_fields(header);
@@ -64,20 +117,12 @@ static int scan_log(const char *path, const char *header, int step_col, int64_t 
                                  path, in.line_no, ncols, got);
                 break;
             }
-            /* the step field: split up to it */
-            char *f = line;
-            for (int i = 0; i < step_col; i++)
-                f = strchr(f, ',') + 1;
-            char *comma = strchr(f, ',');
-            if (comma) *comma = '\0';
             int64_t step;
-            if (!csv_parse_i64(f, &step)) {
-                status =
-                    ut_fail(msg, msg_len, AN_EFORMAT,
-                            "%s:%zu: column 'step': '%s' is not an integer", path, in.line_no, f);
+            if ((status = row_step(&in, path, step_col, &step, msg, msg_len)) != AN_OK) break;
+            if (step > keep)
+                *cut = (off_t)in.offset;
+            else if (e && (status = check_order(e, path, in.line_no, step, last, msg, msg_len)))
                 break;
-            }
-            if (step > keep) *cut = (off_t)in.offset;
         }
     }
     if (status == AN_OK && csv_error(&in))
@@ -127,7 +172,9 @@ rec_log *rec_log_open(const char *path, const char *header, int64_t resume_after
         goto fail;
     }
     off_t cut = 0;
-    if (scan_log(path, header, step_col, resume_after_step, &cut, msg, msg_len) != AN_OK) {
+    int64_t last;
+    if (scan_log(path, header, step_col, resume_after_step, NULL, &cut, &last, msg, msg_len) !=
+        AN_OK) {
         close(fd);
         goto fail;
     }
@@ -159,6 +206,41 @@ fail:
     free(log->path);
     free(log);
     return NULL;
+}
+
+int rec_log_check(const char *path, const char *header, const rec_log_expect *e, char *msg,
+                  size_t msg_len)
+{
+    const int step_col = header && e ? csv_column(header, "step") : -1;
+    if (!path || !*path || step_col < 0 || e->first < 0 || e->every < 0 || e->through < -1)
+        return ut_fail(
+            msg, msg_len, AN_EINVAL,
+            "rec_log_check: an empty path, a header without 'step' or a bad expectation");
+    /* the last step whose rows the log must hold: first + k * every <= through */
+    const int64_t need = e->every > 0 && e->through >= e->first
+                             ? e->first + (e->through - e->first) / e->every * e->every
+                             : -1;
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        if (need < 0) return AN_OK; /* created on opening */
+        return ut_fail(msg, msg_len, AN_EFORMAT,
+                       "%s: missing; the checkpoint keeps its rows through step %lld", path,
+                       (long long)need);
+    }
+    off_t cut;
+    int64_t last;
+    const int status = scan_log(path, header, step_col, e->through, e, &cut, &last, msg, msg_len);
+    if (status != AN_OK) return status;
+    if (last < 0 && need >= 0)
+        return ut_fail(msg, msg_len, AN_EFORMAT,
+                       "%s: no rows, but the checkpoint keeps the rows through step %lld: the log "
+                       "was cut short",
+                       path, (long long)need);
+    if (last < need)
+        return ut_fail(msg, msg_len, AN_EFORMAT,
+                       "%s: its last row is step %lld, but the checkpoint keeps the rows through "
+                       "step %lld: the log was cut short",
+                       path, (long long)last, (long long)need);
+    return AN_OK;
 }
 
 rec_log *rec_log_open_table(const char *dir, rec_table t, int64_t resume_after_step, char *msg,

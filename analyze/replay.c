@@ -149,15 +149,14 @@ int an_trace_load(const char *run_dir, an_trace *t, char *msg, size_t msg_len)
     if (!t) return ut_fail(msg, msg_len, AN_EINVAL, "an_trace_load: trace is NULL");
     t->steps = NULL;
     t->n = 0;
-    if (!run_dir || !*run_dir)
-        return ut_fail(msg, msg_len, AN_EINVAL, "an_trace_load: empty run directory");
+    if (!run_dir || !*run_dir) return ut_fail(msg, msg_len, AN_EINVAL, "empty run directory");
     load_ctx c;
     memset(&c, 0, sizeof c);
     if (snprintf(c.trace_path, sizeof c.trace_path, "%s/%s", run_dir, REC_TRACE_CSV) >=
             (int)sizeof c.trace_path ||
         snprintf(c.hist_path, sizeof c.hist_path, "%s/%s", run_dir, REC_TRACE_HIST_CSV) >=
             (int)sizeof c.hist_path)
-        return ut_fail(msg, msg_len, AN_EINVAL, "an_trace_load: directory name too long");
+        return ut_fail(msg, msg_len, AN_EINVAL, "%.200s...: directory name too long", run_dir);
 
     int status = load_rows(&c, msg, msg_len);
     if (status == AN_OK && c.n == 0)

@@ -210,7 +210,7 @@ static int bandwidth_row(kbench *k, const char *kernel, const char *variant, kb_
                          const char *baseline, double baseline_gbs, double *gbs_out)
 {
     const double s = measure(k, fn, arg);
-    if (s < 0) return cli_error(CLI_EFAIL, "%s %s: %s", kernel, variant, ak_error(k->b));
+    if (s < 0) return cli_error(CLI_EFAIL, "%s %s: %s", kernel, variant, ak_error_text(k->b));
     const double gbs = bytes_per_element * (double)k->n / s / 1e9;
     if (fn == run_copy) k->copy_gbs = gbs;
     if (!baseline) {
@@ -266,14 +266,14 @@ static int check_against_cpu(kbench *k)
     r.index = 12345;
     /* cpu: host memory is its backend memory */
     if (ak_cast(cpu, ak_tensor_of(want, n, AK_F16), ak_tensor_of(in, n, AK_F32), &r) != AK_OK) {
-        rc = cli_error(CLI_EFAIL, "cpu cast: %s", ak_error(cpu));
+        rc = cli_error(CLI_EFAIL, "cpu cast: %s", ak_error_text(cpu));
         goto done;
     }
     if (ak_to_device(k->b, k->x32.data, in, n * 4) ||
         ak_cast(k->b, ak_tensor_of(k->y16.data, n, AK_F16), ak_tensor_of(k->x32.data, n, AK_F32),
                 &r) ||
         ak_to_host(k->b, got, k->y16.data, n * 2)) {
-        rc = cli_error(CLI_EFAIL, "cuda cast: %s", ak_error(k->b));
+        rc = cli_error(CLI_EFAIL, "cuda cast: %s", ak_error_text(k->b));
         goto done;
     }
     size_t differ = 0;
@@ -307,7 +307,8 @@ static int alloc_all(kbench *k)
     if (!rc) rc = ak_alloc(b, sizeof(ak_stats), (void **)&k->stats);
     if (!rc) rc = ak_alloc(b, sizeof(ak_opt_state), (void **)&k->opt_state);
     if (!rc) rc = ak_alloc(b, sizeof(ak_update_loss), (void **)&k->loss);
-    if (rc) return cli_error(CLI_EFAIL, "allocating %zu-element buffers: %s", k->n, ak_error(b));
+    if (rc)
+        return cli_error(CLI_EFAIL, "allocating %zu-element buffers: %s", k->n, ak_error_text(b));
     /* random signs, magnitudes 2^-12 .. 2^4: normal in fp16 and bf16, so the
      * rows time the common path (values that underflow take the emulator's
      * slower general path; 'ampscope bench emu' times that separately) */
@@ -336,7 +337,7 @@ static int alloc_all(kbench *k)
     if (!rc) rc = ak_zero(b, k->opt_state, sizeof(ak_opt_state));
     if (!rc) rc = ak_zero(b, k->loss, sizeof(ak_update_loss));
     if (!rc) rc = ak_cast(b, k->x16, k->x32, NULL);
-    if (rc) return cli_error(CLI_EFAIL, "preparing the inputs: %s", ak_error(b));
+    if (rc) return cli_error(CLI_EFAIL, "preparing the inputs: %s", ak_error_text(b));
     return CLI_OK;
 }
 
@@ -380,13 +381,13 @@ static int gemm_rows(kbench *k)
         if (ak_alloc_tensor(k->b, top * top, st, &g.a) ||
             ak_alloc_tensor(k->b, top * top, st, &g.b) ||
             ak_alloc_tensor(k->b, top * top, st, &g.c)) {
-            rc = cli_error(CLI_EFAIL, "gemm buffers: %s", ak_error(k->b));
+            rc = cli_error(CLI_EFAIL, "gemm buffers: %s", ak_error_text(k->b));
         } else if (ak_fill(k->b, g.a, 0.5) || ak_fill(k->b, g.b, 0.25) || ak_fill(k->b, g.c, 0)) {
-            rc = cli_error(CLI_EFAIL, "gemm inputs: %s", ak_error(k->b));
+            rc = cli_error(CLI_EFAIL, "gemm inputs: %s", ak_error_text(k->b));
         } else {
             double s = measure(k, run_gemm, &g);
             if (s < 0) {
-                rc = cli_error(CLI_EFAIL, "gemm %s: %s", kinds[kind].name, ak_error(k->b));
+                rc = cli_error(CLI_EFAIL, "gemm %s: %s", kinds[kind].name, ak_error_text(k->b));
             } else {
                 const double peak = 2.0 * (double)top * top * top / s / 1e12;
                 char variant[48];
@@ -397,7 +398,8 @@ static int gemm_rows(kbench *k)
                     h.m = h.n = h.k = sizes[i];
                     s = measure(k, run_gemm, &h);
                     if (s < 0) {
-                        rc = cli_error(CLI_EFAIL, "gemm %s: %s", kinds[kind].name, ak_error(k->b));
+                        rc = cli_error(CLI_EFAIL, "gemm %s: %s", kinds[kind].name,
+                                       ak_error_text(k->b));
                         break;
                     }
                     snprintf(variant, sizeof variant, "%s %zu^3", kinds[kind].name, sizes[i]);

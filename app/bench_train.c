@@ -247,7 +247,7 @@ static int load_batches(tbench *t)
         rc = ak_alloc(b, n * sizeof *t->labels, (void **)&t->dev_labels);
         if (!rc) rc = ak_to_device(b, t->dev_labels, t->labels, n * sizeof *t->labels);
     }
-    if (rc) return cli_error(CLI_EFAIL, "copying the batches to the backend: %s", ak_error(b));
+    if (rc) return cli_error(CLI_EFAIL, "copying the batches to the backend: %s", ak_error_text(b));
     return CLI_OK;
 }
 
@@ -303,7 +303,7 @@ static int run_setup(tbench *t, const tb_mode *md, tb_run *r)
     }
     if (rc)
         return cli_error(CLI_EFAIL, "preparing %s %s: %s", prec_mode_name(mode), ak_dtype_name(low),
-                         ak_error(t->b));
+                         ak_error_text(t->b));
     return CLI_OK;
 }
 
@@ -378,7 +378,7 @@ static int time_mode(tbench *t, const tb_mode *md, tb_result *out)
     if (ak == AK_OK) ak = ak_to_host(t->b, &st, r.scaler, sizeof st);
     if (ak != AK_OK) {
         rc = cli_error(CLI_EFAIL, "%s %s, step %lld of %lld: %s", prec_mode_name(mode),
-                       ak_dtype_name(low), (long long)step, (long long)total, ak_error(t->b));
+                       ak_dtype_name(low), (long long)step, (long long)total, ak_error_text(t->b));
     } else {
         out->seconds_per_step = (t1 - t0) / (double)t->steps;
         out->skipped = st.skipped;

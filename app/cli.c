@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "options.h"
 
@@ -216,5 +217,38 @@ int cli_want_dtype(const char *opt, const char *v, bool allow_f32, ak_dtype *out
     else
         return cli_error(CLI_EINPUT, "%s wants fp16 or bf16%s, got '%s'", opt,
                          allow_f32 ? " or fp32" : "", v);
+    return CLI_OK;
+}
+
+/* ---- output paths ---------------------------------------------------------
+ * Checked before a command creates anything, so that a wrong kind of path is
+ * bad input (exit 2) rather than a failure halfway through. */
+int cli_want_out_dir(const char *opt, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return CLI_OK;
+        return cli_error(CLI_EINPUT, "%s %s: not a directory (a file is there); give a folder", opt,
+                         path);
+    }
+    if (errno == ENOENT) return CLI_OK; /* created, with its parents */
+    return cli_error(CLI_EINPUT, "%s %s: %s", opt, path, strerror(errno));
+}
+
+int cli_want_out_file(const char *opt, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return cli_error(CLI_EINPUT, "%s %s: a directory; give a file name", opt, path);
+    const char *slash = strrchr(path, '/');
+    if (!slash) return CLI_OK;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (stat(dir, &st) != 0 && errno == ENOENT)
+        return cli_error(CLI_EINPUT, "%s %s: no directory %s", opt, path, dir);
+    if (stat(dir, &st) != 0)
+        return cli_error(CLI_EINPUT, "%s %s: %s: %s", opt, path, dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return cli_error(CLI_EINPUT, "%s %s: %s is not a directory", opt, path, dir);
     return CLI_OK;
 }

@@ -58,6 +58,15 @@ int cli_option_value(int argc, char **argv, int *i, const char *name, const char
  * key_len, or a missing value. */
 int cli_next_option(int argc, char **argv, int *i, char *key, size_t key_len, const char **value);
 
+/* ---- output paths ------------------------------------------------------- */
+/* An output folder given as option opt ("--out"): CLI_OK when path is a
+ * directory or does not exist yet; CLI_EINPUT with a message when it is a
+ * file (or cannot be looked at). */
+int cli_want_out_dir(const char *opt, const char *path);
+/* An output file: CLI_OK unless path is a directory or the folder it goes
+ * into does not exist (CLI_EINPUT with a message). */
+int cli_want_out_file(const char *opt, const char *path);
+
 /* ---- names -------------------------------------------------------------- */
 /* A rounding mode by TestFloat's name (near_even, minMag, min, max,
  * near_maxMag, odd), ampscope's (stoch_prop, stoch_equal) or a short alias

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "cli_options.h"
 #include "commands.h"
+#include "record_lock.h"
 #include "data.h"
 #include "model.h"
 #include "nets.h"
@@ -153,20 +154,6 @@ static int want_samples(const char *v, size_t *first, size_t *count)
     return CLI_OK;
 }
 
-/* The directory --out's file goes into must exist: checked before any work. */
-static int want_out_dir(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash) return CLI_OK;
-    char *dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
-    if (!dir) return cli_error(CLI_EFAIL, "out of memory");
-    struct stat st;
-    const bool ok = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
-    int rc = ok ? CLI_OK : cli_error(CLI_EINPUT, "--out %s: no directory %s", path, dir);
-    free(dir);
-    return rc;
-}
-
 /* ---- the work ------------------------------------------------------------------------ */
 /* The training set holding samples first .. first+count-1 (and perhaps
  * fewer: the caller checks the range against ds->count). */
@@ -229,7 +216,8 @@ static int upload_samples(const grad_job *j, const ds_dataset *ds, model *m)
     int ak = ak_to_device(m->b, m->x.data, x, j->count * ds->features * sizeof *x);
     if (!ak && labels) ak = ak_to_device(m->b, m->labels, labels, j->count * sizeof *labels);
     if (!ak && t) ak = ak_to_device(m->b, m->target.data, t, j->count * ds->target_dim * sizeof *t);
-    if (ak) rc = cli_error(CLI_EFAIL, "copying the samples to the backend: %s", ak_error(m->b));
+    if (ak)
+        rc = cli_error(CLI_EFAIL, "copying the samples to the backend: %s", ak_error_text(m->b));
 done:
     free(idx);
     free(x);
@@ -262,7 +250,7 @@ static int run_grad(const grad_job *j, const net_def *given)
     float loss = 0;
     if (!rc && (model_forward_backward(m, j->count, NULL) != 0 ||
                 ak_to_host(b, &loss, m->loss, sizeof loss) != 0))
-        rc = cli_error(CLI_EFAIL, "forward/backward: %s", ak_error(b));
+        rc = cli_error(CLI_EFAIL, "forward/backward: %s", ak_error_text(b));
     if (!rc && ckpt_save_grads(j->out, m, why, sizeof why) != 0)
         rc = cli_error(CLI_EFAIL, "%s", why);
     if (!rc)
@@ -316,6 +304,10 @@ int cmd_grad(int argc, char **argv)
     FILE *f = fopen(j.init, "rb");
     if (!f) return cli_error(CLI_EINPUT, "--init %s: %s", j.init, strerror(errno));
     fclose(f);
-    if ((rc = want_out_dir(j.out)) != 0) return rc;
+    if ((rc = cli_want_out_file("--out", j.out)) != 0) return rc;
+    /* never over what it reads, nor into a record */
+    const rec_input inputs[] = {{"--init", j.init}, {"--data", j.data_dir}};
+    if (rec_check_output("--out", j.out, NULL, inputs, 2, why, sizeof why) != AN_OK)
+        return cli_error(CLI_EINPUT, "%s", why);
     return run_grad(&j, &net);
 }

@@ -16,6 +16,7 @@
 #include "csv.h"
 #include "cli_options.h"
 #include "commands.h"
+#include "record_lock.h"
 #include "recommend.h"
 #include "record.h"
 #include "sweep.h"
@@ -284,15 +285,22 @@ int cmd_recommend(int argc, char **argv)
     const char *base_name = args.base ? args.base : "pytorch";
     const char *target_name = args.target ? args.target : "fp16";
     const bool base_given = args.base != NULL, target_given = args.target != NULL;
-    if (!dir)
+    if (!dir || !*dir)
         return cli_error(CLI_EINPUT, "RUN_DIR is required (a directory `ampscope train` wrote)");
+    int rc = csv ? cli_want_out_file("--csv", csv) : CLI_OK;
+    if (rc) return rc;
     char sweep_json[4200];
     struct stat st;
+    /* --csv never over what it reads, nor into a record */
+    const rec_input inputs[] = {{"RUN_DIR", dir}};
+    char why[1024];
+    if (csv && rec_check_output("--csv", csv, NULL, inputs, 1, why, sizeof why) != AN_OK)
+        return cli_error(CLI_EINPUT, "%s", why);
     snprintf(sweep_json, sizeof sweep_json, "%s/%s", dir, SW_SWEEP_JSON);
     if (stat(sweep_json, &st) == 0)
         return recommend_sweep(dir, grid, base_given || target_given || csv);
     ak_dtype target;
-    int rc = cli_want_dtype("--target", target_name, false, &target);
+    rc = cli_want_dtype("--target", target_name, false, &target);
     if (rc) return rc;
     char msg[1024];
     ak_scaler_config base;

@@ -9,11 +9,13 @@
 #include "cli.h"
 #include "cli_options.h"
 #include "commands.h"
+#include "record_lock.h"
 #include "report.h"
 #include "sweep.h"
 
 typedef struct report_args {
     const char *out, *title, *axes;
+    bool force;
 } report_args;
 
 #define F(field) offsetof(report_args, field)
@@ -21,7 +23,12 @@ static const opt_spec report_options[] = {
     {.name = "out",
      .kind = OPT_DIR,
      .offset = F(out),
-     .help = "the report's folder (created if missing)"},
+     .help = "the report's folder (created if missing; its parent must exist)"},
+    {.name = "force",
+     .kind = OPT_FLAG,
+     .offset = F(force),
+     .help = "replace what --out DIR holds if it is not a report (only the\n"
+             "files ampscope writes; says what it removes)"},
     {.name = "title",
      .kind = OPT_STRING,
      .offset = F(title),
@@ -78,13 +85,6 @@ static void show_progress(void *ctx, const char *what)
     fflush(stderr);
 }
 
-static bool same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 /* A sweep's folder has the sweep's sweep.json (experiments/sweep.h). */
 static bool is_sweep(const char *dir)
 {
@@ -134,7 +134,7 @@ static int check_axes(const char *sweep, char ax[2][128])
 int cmd_report(int argc, char **argv)
 {
     cli_set_context("report");
-    report_args args = {NULL, NULL, NULL};
+    report_args args = {NULL, NULL, NULL, false};
     const char **runs = argc > 1 ? calloc((size_t)argc, sizeof *runs) : NULL;
     size_t n = 0;
     bool only_dirs = false; /* after "--" */
@@ -170,12 +170,11 @@ int cmd_report(int argc, char **argv)
     if (rc == CLI_OK && n == 0)
         rc = cli_error(CLI_EINPUT, "no RUN_DIR given (see 'ampscope report --help')");
     if (rc == CLI_OK && (!out || !*out)) rc = cli_error(CLI_EINPUT, "--out DIR is required");
+    if (rc == CLI_OK) rc = cli_want_out_dir("--out", out);
     for (size_t i = 0; rc == CLI_OK && i < n; i++) {
         struct stat st;
         if (stat(runs[i], &st) != 0 || !S_ISDIR(st.st_mode))
             rc = cli_error(CLI_EINPUT, "RUN_DIR %s: no such directory", runs[i]);
-        else if (same_file(runs[i], out))
-            rc = cli_error(CLI_EINPUT, "--out %s is a RUN_DIR: write the report elsewhere", out);
     }
     /* sweeps apart from runs; --axes checked against every sweep before anything is written */
     const char **sweeps = n ? calloc(n, sizeof *sweeps) : NULL;
@@ -193,15 +192,36 @@ int cmd_report(int argc, char **argv)
         rc = cli_error(CLI_EINPUT, "--axes: no RUN_DIR is a sweep's folder (with sweep.json)");
     for (size_t i = 0; rc == CLI_OK && axes && i < n_sweeps; i++)
         rc = check_axes(sweeps[i], ax);
+    /* --out held for the whole report: one writer, never a RUN_DIR nor
+     * inside one or another record, replaced only with --force */
+    rec_input *inputs = rc == CLI_OK ? calloc(n, sizeof *inputs) : NULL;
+    if (rc == CLI_OK && !inputs) rc = cli_error(CLI_EFAIL, "out of memory");
+    for (size_t i = 0; rc == CLI_OK && i < n_runs; i++)
+        inputs[i] = (rec_input){"RUN_DIR", runs[i]};
+    for (size_t i = 0; rc == CLI_OK && i < n_sweeps; i++)
+        inputs[n_runs + i] = (rec_input){"RUN_DIR", sweeps[i]};
+    char msg[1024], said[1024];
+    int lock_fd = -1;
+    const rec_out_dir want = {.option = "--out",
+                              .dir = out,
+                              .command = "report",
+                              .inputs = inputs,
+                              .n_inputs = n,
+                              .reuse = true,
+                              .force = args.force};
+    const int taken =
+        rc == CLI_OK ? rec_take_out_dir(&want, &lock_fd, said, sizeof said, msg, sizeof msg) : 0;
+    if (taken) rc = cli_error(taken == AN_EINVAL ? CLI_EINPUT : CLI_EFAIL, "%s", msg);
+    free(inputs);
     if (rc != CLI_OK) {
         free(runs);
         free(sweeps);
         return rc;
     }
-
-    char msg[1024];
+    if (said[0]) fprintf(stderr, "ampscope report: %s\n", said);
     rp_report *r = rp_open(out, title, msg, sizeof msg);
     if (!r) {
+        rec_lock_release(lock_fd);
         free(runs);
         free(sweeps);
         return cli_error(CLI_EFAIL, "%s", msg);
@@ -215,6 +235,7 @@ int cmd_report(int argc, char **argv)
     free(sweeps);
     if (tty) show_progress(NULL, "writing index.html");
     const int status = rp_close(r, msg, sizeof msg);
+    rec_lock_release(lock_fd);
     if (tty) fprintf(stderr, "\r\033[K");
     /* the page is written in every case but RP_EIO: say where, then what is wrong */
     if (status != RP_OK) return cli_error(CLI_EFAIL, "%s", msg);

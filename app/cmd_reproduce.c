@@ -1,5 +1,6 @@
 /* cmd_reproduce.c: `ampscope reproduce`, the studies behind the report
  * (experiments/reproduce/). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,7 +66,12 @@ static const opt_spec reproduce_options[] = {
     {.name = "out",
      .kind = OPT_DIR,
      .offset = F(o.out_dir),
-     .help = "the report folder (created if missing)"},
+     .help = "the report folder (created if missing; its parent must exist)"},
+    {.name = "force",
+     .kind = OPT_FLAG,
+     .offset = F(o.force),
+     .help = "replace what --out DIR holds if it is not reproduce's (only the\n"
+             "files ampscope writes; says what it removes)"},
     {.name = "no-progress",
      .kind = OPT_FLAG,
      .offset = OPT_NO_FIELD,
@@ -117,11 +123,12 @@ int cmd_reproduce(int argc, char **argv)
     const int levels = args.levels;
     if (levels > 1) return cli_error(CLI_EINPUT, "give one of --quick, --full and --smoke");
     if (!o->out_dir || !*o->out_dir) return cli_error(CLI_EINPUT, "--out DIR is required");
+    if ((rc = cli_want_out_dir("--out", o->out_dir)) != 0) return rc;
     if (strcmp(o->backend, "cpu") != 0 && strcmp(o->backend, "cuda") != 0 &&
         strcmp(o->backend, "auto") != 0)
         return cli_error(CLI_EINPUT, "--backend wants cpu, cuda or auto, got '%s'", o->backend);
-    if (o->data_dir && access(o->data_dir, R_OK) != 0)
-        return cli_error(CLI_EINPUT, "--data %s: cannot read it", o->data_dir);
+    if (o->data_dir && access(o->data_dir, R_OK | X_OK) != 0)
+        return cli_error(CLI_EINPUT, "--data %s: %s", o->data_dir, strerror(errno));
     char msg[1024] = "";
     rc = reproduce_run(o, msg, sizeof msg);
     if (rc != 0) return cli_error(rc, "%s", msg);

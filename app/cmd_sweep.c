@@ -47,6 +47,11 @@ static const opt_spec sweep_table[] = {
      .kind = OPT_DIR,
      .offset = F(out_dir),
      .help = "the sweep folder (created if missing; its parent must exist)"},
+    {.name = "force",
+     .kind = OPT_FLAG,
+     .offset = F(force),
+     .help = "replace what --out DIR holds if it is not this sweep's (only the\n"
+             "files ampscope writes; says what it removes)"},
     {.name = "jobs",
      .kind = OPT_INT,
      .offset = F(jobs),
@@ -156,7 +161,8 @@ int cmd_sweep(int argc, char **argv)
     o.run_point = cmd_train_point;
     o.version = AMPSCOPE_VERSION;
     o.git_revision = AMPSCOPE_GIT_REVISION;
-    o.shared = calloc((size_t)argc + 1, sizeof *o.shared);
+    /* two entries (option, text) per train option: --key=value is one argument */
+    o.shared = calloc(2 * (size_t)argc + 1, sizeof *o.shared);
     char **keys = calloc((size_t)argc + 1, sizeof *keys);
     char msg[4096];
     int rc = !o.shared || !keys ? cli_error(CLI_EFAIL, "out of memory")

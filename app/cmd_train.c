@@ -45,41 +45,6 @@ static int set(train_options *o, const char *key, const char *text)
     return CLI_OK;
 }
 
-/* --resume DIR: the options of DIR/run.json first, as they were given,
- * then the ones given now (which win). */
-typedef struct recorded {
-    rec_run *run;
-    char (*text)[4096]; /* the recorded values as text (a path fits) */
-} recorded;
-
-static int set_recorded(train_options *o, const char *dir, recorded *rd)
-{
-    char path[4096], why[512];
-    snprintf(path, sizeof path, "%s/%s", dir, REC_RUN_JSON);
-    rd->run = rec_run_read(path, why, sizeof why);
-    if (!rd->run) return cli_error(CLI_EINPUT, "--resume %s: %s", dir, why);
-    const size_t n = rec_run_option_count(rd->run);
-    rd->text = calloc(n + 1, sizeof *rd->text);
-    if (!rd->text) return cli_error(CLI_EFAIL, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        rec_option opt;
-        rec_run_option_at(rd->run, i, &opt);
-        /* not options: the record's notes (the scaler's are scaler_*) and its end */
-        if (strcmp(opt.key, "out") == 0 || strcmp(opt.key, "resume") == 0 ||
-            strcmp(opt.key, "end_reason") == 0 || strncmp(opt.key, "scaler_", 7) == 0)
-            continue;
-        if (opt.type == REC_OPT_STRING)
-            snprintf(rd->text[i], sizeof rd->text[i], "%s", opt.string);
-        else if (opt.type == REC_OPT_INT)
-            snprintf(rd->text[i], sizeof rd->text[i], "%lld", (long long)opt.integer);
-        else
-            snprintf(rd->text[i], sizeof rd->text[i], "%.17g", opt.real); /* reads back exactly */
-        const int rc = set(o, opt.key, rd->text[i]);
-        if (rc) return rc;
-    }
-    return CLI_OK;
-}
-
 /* The run, as `ampscope train` reports it: train_run prints the summary
  * line; a failure is recorded with the status of its class. */
 static int train(const train_options *o)
@@ -100,56 +65,81 @@ int cmd_train_point(const train_options *o, void *ctx)
     return cli_exit_status(train(o));
 }
 
-static int run(train_options *o, int argc, char **argv, const char *resume_dir)
+/* The options of argv, in order: every one read (both --key value and
+ * --key=value) before any is set, so that --resume anywhere takes effect
+ * first.  1 for --help. */
+typedef struct given_now {
+    const char *key, *text;
+} given_now;
+
+static int read_argv(int argc, char **argv, given_now *now, int *n, int *resume)
 {
+    *n = 0;
+    *resume = -1;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             help(stdout);
-            return CLI_OK;
+            return 1;
         }
-        if (resume_dir && strcmp(argv[i], "--resume") == 0) {
-            i++;
-            continue;
-        }
-        if (resume_dir && strncmp(argv[i], "--resume=", 9) == 0) continue;
         const opt_spec *row;
         const char *v;
-        int rc = cli_read_option(topt_table, argc, argv, &i, &row, &v);
+        const int rc = cli_read_option(topt_table, argc, argv, &i, &row, &v);
         if (rc < 0) return rc;
-        if ((rc = set(o, row->name, v)) != 0) return rc;
+        if (strcmp(row->name, "resume") == 0 && *resume < 0) *resume = *n;
+        now[(*n)++] = (given_now){row->name, v};
     }
-    char msg[1024];
-    if (resume_dir && topt_set(o, "resume", resume_dir, msg, sizeof msg) != 0)
+    return CLI_OK;
+}
+
+/* --resume DIR: the options DIR/run.json recorded, replayed as they were
+ * given, then the ones given now, each checked against them. */
+static int set_resumed(train_options *o, const given_now *now, int n, int resume, rec_run **run)
+{
+    const char *dir = now[resume].text;
+    char path[4096], msg[1024];
+    if (!*dir) return cli_error(CLI_EINPUT, "--resume wants a run's folder, got ''");
+    snprintf(path, sizeof path, "%s/%s", dir, REC_RUN_JSON);
+    *run = rec_run_read(path, msg, sizeof msg);
+    if (!*run) return cli_error(CLI_EINPUT, "--resume %s: %s", dir, msg);
+    if (topt_from_record(o, *run, path, msg, sizeof msg) != 0 ||
+        topt_set(o, "resume", dir, msg, sizeof msg) != 0)
         return cli_error(CLI_EINPUT, "%s", msg);
-    if (topt_finish(o, msg, sizeof msg) != 0) return cli_error(CLI_EINPUT, "%s", msg);
-    return train(o);
+    for (int k = 0; k < n; k++)
+        if (k != resume && topt_resume_set(o, now[k].key, now[k].text, msg, sizeof msg) != 0)
+            return cli_error(CLI_EINPUT, "%s", msg);
+    return CLI_OK;
 }
 
 int cmd_train(int argc, char **argv)
 {
     cli_set_context("train");
-    const char *resume_dir = NULL;
-    for (int i = 1; i < argc && !resume_dir; i++) {
-        if (cli_is_help(argv[i])) break;
-        const char *v;
-        const int m = strncmp(argv[i], "--resume", 8) == 0
-                          ? cli_option_value(argc, argv, &i, "resume", &v)
-                          : 0;
-        if (m < 0) return m;
-        if (m > 0) resume_dir = v;
-    }
     /* large (the options as given): not on the stack of a study's caller */
     train_options *o = malloc(sizeof *o);
-    if (!o) return cli_error(CLI_EFAIL, "out of memory");
+    given_now *now = malloc((size_t)argc * sizeof *now);
+    if (!o || !now) {
+        free(o);
+        free(now);
+        return cli_error(CLI_EFAIL, "out of memory");
+    }
     train_options_default(o);
     o->version = AMPSCOPE_VERSION;
     o->git_revision = AMPSCOPE_GIT_REVISION;
     o->progress = true;
-    recorded rd = {NULL, NULL};
-    int rc = resume_dir ? set_recorded(o, resume_dir, &rd) : CLI_OK;
-    if (!rc) rc = run(o, argc, argv, resume_dir);
-    free(rd.text);
-    rec_run_free(rd.run);
+    rec_run *run = NULL; /* --resume: the record, whose texts o keeps */
+    int n, resume;
+    int rc = read_argv(argc, argv, now, &n, &resume);
+    if (rc == 1) {
+        rc = CLI_OK; /* --help */
+    } else if (!rc) {
+        rc = resume >= 0 ? set_resumed(o, now, n, resume, &run) : CLI_OK;
+        for (int k = 0; k < n && !rc && resume < 0; k++)
+            rc = set(o, now[k].key, now[k].text);
+        char msg[1024];
+        if (!rc && topt_finish(o, msg, sizeof msg) != 0) rc = cli_error(CLI_EINPUT, "%s", msg);
+        if (!rc) rc = train(o);
+    }
+    rec_run_free(run);
+    free(now);
     free(o);
     return rc;
 }

@@ -2,12 +2,72 @@
 #include "atomic_file.h" /* ut_fail */
 #include "checkpoint.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "safetensors.h"
+
+/* Format 2 adds "data_crc32"; format 1 files (no checksum) are refused. */
+#define CKPT_FORMAT 2
+
+/* ---- the checksum of the tensor data ------------------------------------------------- */
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((*(const st_tensor *const *)a)->name, (*(const st_tensor *const *)b)->name);
+}
+
+/* zlib's CRC-32 of the tensors' bytes, tensor after tensor in the order of
+ * their names (strcmp), so that it does not depend on the file's layout.  -1
+ * when out of memory. */
+static int64_t tensors_crc32(const st_tensor *const *tensors, size_t n)
+{
+    const st_tensor **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted) return -1;
+    memcpy(sorted, tensors, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, by_name);
+    uLong crc = crc32(0L, Z_NULL, 0);
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *p = sorted[i]->data;
+        for (uint64_t left = st_tensor_bytes(sorted[i]); left > 0;) {
+            const uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
+            crc = crc32(crc, p, chunk);
+            p += chunk;
+            left -= chunk;
+        }
+    }
+    free(sorted);
+    return (int64_t)(crc & 0xffffffffu);
+}
+
+/* Checks f's "data_crc32" against its tensor data; a file without one
+ * passes when required is false (weights from another program). */
+static int check_crc32(const st_file *f, const char *path, bool required, char *msg, size_t len)
+{
+    const char *text = st_metadata_get(f, "data_crc32");
+    if (!text && !required) return 0;
+    if (!text || strlen(text) != 8 || strspn(text, "0123456789abcdef") != 8)
+        return ut_fail(msg, len, -1, "%s: metadata 'data_crc32' is %s%s%s, expected 8 hex digits",
+                       path, text ? "'" : "missing", text ? text : "", text ? "'" : "");
+    const size_t n = st_count(f);
+    const st_tensor **all = malloc((n ? n : 1) * sizeof *all);
+    if (!all) return ut_fail(msg, len, -1, "%s: out of memory", path);
+    for (size_t i = 0; i < n; i++)
+        all[i] = st_at(f, i);
+    const int64_t got = tensors_crc32(all, n);
+    free(all);
+    if (got < 0) return ut_fail(msg, len, -1, "%s: out of memory", path);
+    if ((unsigned long)got != strtoul(text, NULL, 16))
+        return ut_fail(msg, len, -1,
+                       "%s: the tensor data's CRC-32 is %08lx, the metadata say %s: the file is "
+                       "damaged",
+                       path, (unsigned long)got, text);
+    return 0;
+}
 
 /* A parameter's shape as PyTorch has it (its kind says: (out, in), OIHW,
  * (out) for a bias). */
@@ -80,15 +140,35 @@ static void put_d(meta *md, const char *key, double v)
     md->n++;
 }
 
+static void put_s(meta *md, const char *key, const char *v)
+{
+    snprintf(md->keys[md->n], sizeof md->keys[0], "%s", key);
+    snprintf(md->values[md->n], sizeof md->values[0], "%s", v);
+    md->n++;
+}
+
+static int get_s(const st_file *f, const char *path, const char *key, char *v, size_t v_len,
+                 char *msg, size_t len)
+{
+    const char *s = st_metadata_get(f, key);
+    if (!s || !*s) return ut_fail(msg, len, -1, "%s: metadata '%s' is missing", path, key);
+    if (strlen(s) >= v_len)
+        return ut_fail(msg, len, -1, "%s: metadata '%s' is too long: '%.64s...'", path, key, s);
+    memcpy(v, s, strlen(s) + 1);
+    return 0;
+}
+
 static int get_i(const st_file *f, const char *path, const char *key, int64_t *v, char *msg,
                  size_t len)
 {
     const char *s = st_metadata_get(f, key);
     char *end;
     if (!s || !*s) return ut_fail(msg, len, -1, "%s: metadata '%s' is missing", path, key);
+    errno = 0;
     long long x = strtoll(s, &end, 10);
-    if (*end)
-        return ut_fail(msg, len, -1, "%s: metadata '%s' is not an integer: '%s'", path, key, s);
+    if (*end || errno)
+        return ut_fail(msg, len, -1, "%s: metadata '%s' is not a 64-bit integer: '%s'", path, key,
+                       s);
     *v = x;
     return 0;
 }
@@ -116,7 +196,8 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
         if (!e[i].host)
             rc = ut_fail(msg, msg_len, -1, "%s: out of memory", path);
         else if (ak_to_host(m->b, e[i].host, e[i].t.data, bytes) != 0)
-            rc = ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, e[i].name, ak_error(m->b));
+            rc = ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, e[i].name,
+                         ak_error_text(m->b));
         t[i].name = e[i].name;
         t[i].dtype = e[i].dtype;
         t[i].ndim = e[i].ndim;
@@ -125,7 +206,17 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
     }
     meta md;
     memset(&md, 0, sizeof md);
-    put_i(&md, "format", 1);
+    put_i(&md, "format", CKPT_FORMAT);
+    if (!rc) {
+        const st_tensor *all[CKPT_MAX_ENTRIES];
+        for (size_t i = 0; i < n; i++)
+            all[i] = &t[i];
+        const int64_t crc = tensors_crc32(all, n);
+        char hex[16];
+        snprintf(hex, sizeof hex, "%08lx", (unsigned long)crc);
+        if (crc < 0) rc = ut_fail(msg, msg_len, -1, "%s: out of memory", path);
+        put_s(&md, "data_crc32", hex);
+    }
     put_i(&md, "step", s->step);
     put_i(&md, "epoch", s->epoch);
     put_i(&md, "batch", s->batch);
@@ -147,8 +238,13 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
     put_i(&md, "scaler.growths", c->growths);
     put_i(&md, "scaler.backoffs", c->backoffs);
     put_i(&md, "scaler.overflows_in_a_row", c->overflows_in_a_row);
-    put_i(&md, "scaler.steps_at_min", c->steps_at_min);
     put_d(&md, "scaler.master_scale", c->master_scale);
+    put_s(&md, "run.net", s->run.net);
+    put_s(&md, "run.mode", s->run.mode);
+    put_s(&md, "run.dtype", s->run.dtype);
+    put_i(&md, "run.batch", s->run.batch);
+    put_d(&md, "run.lr", s->run.lr);
+    put_i(&md, "run.seed", (int64_t)s->run.seed);
     for (size_t i = 0; i < md.n; i++) {
         md.pairs[i].key = md.keys[i];
         md.pairs[i].value = md.values[i];
@@ -168,22 +264,28 @@ int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_l
     if (!f) return ut_fail(msg, msg_len, -1, "%s", why);
     entry e[CKPT_MAX_ENTRIES];
     const size_t n = entries_of(m, e);
-    int rc = 0;
+    int64_t v, format = 0;
+    int rc = get_i(f, path, "format", &format, msg, msg_len);
+    if (!rc && format == 1)
+        rc = ut_fail(msg, msg_len, -1,
+                     "%s: checkpoint format 1 carries no checksum of its tensor data, and this "
+                     "ampscope resumes only checkpoints it can verify (format %d): start the run "
+                     "again",
+                     path, CKPT_FORMAT);
+    else if (!rc && format != CKPT_FORMAT)
+        rc = ut_fail(msg, msg_len, -1, "%s: checkpoint format %lld, expected %d", path,
+                     (long long)format, CKPT_FORMAT);
+    if (!rc) rc = check_crc32(f, path, true, msg, msg_len);
     for (size_t i = 0; i < n && !rc; i++) {
         const st_tensor *t;
         if (st_expect(f, e[i].name, e[i].dtype, e[i].ndim, e[i].shape, &t, why, sizeof why) != 0)
             rc = ut_fail(msg, msg_len, -1,
                          "%s (was it written by the same --net, --mode and --dtype?)", why);
         else if (ak_to_device(m->b, e[i].t.data, t->data, st_tensor_bytes(t)) != 0)
-            rc = ut_fail(msg, msg_len, -1, "%s: %s", path, ak_error(m->b));
+            rc = ut_fail(msg, msg_len, -1, "%s: %s", path, ak_error_text(m->b));
     }
     memset(s, 0, sizeof *s);
-    int64_t v, format = 0;
     double d;
-    if (!rc) rc = get_i(f, path, "format", &format, msg, msg_len);
-    if (!rc && format != 1)
-        rc = ut_fail(msg, msg_len, -1, "%s: checkpoint format %lld, expected 1", path,
-                     (long long)format);
 #define GET_I(key, field)                                                                          \
     if (!rc && (rc = get_i(f, path, key, &v, msg, msg_len)) == 0) field = v
 #define GET_D(key, field)                                                                          \
@@ -209,12 +311,15 @@ int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_l
     GET_I("scaler.growths", c->growths);
     GET_I("scaler.backoffs", c->backoffs);
     GET_I("scaler.overflows_in_a_row", c->overflows_in_a_row);
-    GET_I("scaler.steps_at_min", c->steps_at_min);
-    /* the framework's own number (a double scale may pass fp32's maximum); a
-     * checkpoint from before it was kept has only the fp32 scale, which it was */
-    if (!rc) c->master_scale = c->scale;
-    if (!rc && st_metadata_get(f, "scaler.master_scale"))
-        GET_D("scaler.master_scale", c->master_scale);
+    /* the framework's own number (a double scale may pass fp32's maximum,
+     * where scale is inf): required, as every format-2 key is */
+    GET_D("scaler.master_scale", c->master_scale);
+    if (!rc) rc = get_s(f, path, "run.net", s->run.net, sizeof s->run.net, msg, msg_len);
+    if (!rc) rc = get_s(f, path, "run.mode", s->run.mode, sizeof s->run.mode, msg, msg_len);
+    if (!rc) rc = get_s(f, path, "run.dtype", s->run.dtype, sizeof s->run.dtype, msg, msg_len);
+    GET_I("run.batch", s->run.batch);
+    GET_D("run.lr", s->run.lr);
+    GET_I("run.seed", s->run.seed);
 #undef GET_I
 #undef GET_D
     if (!rc && (s->step < 0 || s->epoch < 0 || s->batch < 0))
@@ -228,7 +333,8 @@ int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len)
     char why[512];
     st_file *f = st_open(path, why, sizeof why);
     if (!f) return ut_fail(msg, msg_len, -1, "%s", why);
-    int rc = 0;
+    /* an ampscope checkpoint carries its checksum; other programs' files need none */
+    int rc = check_crc32(f, path, false, msg, msg_len);
     for (int i = 0; i < m->n_params && !rc; i++) {
         model_param *p = &m->params[i];
         uint64_t shape[4];
@@ -258,10 +364,21 @@ int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len)
         if (!k) k = ak_to_device(m->b, stage_in.data, t->data, st_tensor_bytes(t));
         if (!k) k = ak_cast(m->b, stage32, stage_in, NULL);
         if (!k && host) k = ak_to_host(m->b, host, stage32.data, p->n * sizeof *host);
-        if (!k && host) k = model_set_param(m, p, host);
-        if (k || !host)
+        /* widening is exact: a NaN or an infinity is the file's */
+        size_t bad = p->n;
+        for (size_t j = 0; !k && host && j < p->n && bad == p->n; j++)
+            if (!isfinite(host[j])) bad = j;
+        if (!k && host && bad < p->n)
+            rc = ut_fail(msg, msg_len, -1, "%s: tensor %s has %s at index %zu", path, p->name,
+                         isnan(host[bad]) ? "nan"
+                         : host[bad] > 0  ? "inf"
+                                          : "-inf",
+                         bad);
+        else if (!k && host)
+            k = model_set_param(m, p, host);
+        if (!rc && (k || !host))
             rc = ut_fail(msg, msg_len, -1, "%s: loading '%s': %s", path, p->name,
-                         host ? ak_error(m->b) : "out of memory");
+                         host ? ak_error_text(m->b) : "out of memory");
         ak_free(m->b, stage_in.data);
         ak_free(m->b, stage32.data);
         free(host);
@@ -283,7 +400,8 @@ int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len)
         if (!host[i])
             rc = ut_fail(msg, msg_len, -1, "%s: out of memory", path);
         else if (ak_to_host(m->b, host[i], p->grad.data, bytes) != 0)
-            rc = ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, p->name, ak_error(m->b));
+            rc =
+                ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, p->name, ak_error_text(m->b));
         t[i].name = p->name;
         st_dtype_from_ak(p->grad.dtype, &t[i].dtype);
         t[i].ndim = param_shape(p, shapes[i]);

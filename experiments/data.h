@@ -87,6 +87,13 @@ static inline ds_options ds_options_default(void)
     return o;
 }
 
+/* The cheap check before a run creates anything: dir (NULL: Debian's) is a
+ * directory holding the training split's two files, each readable (the
+ * test split and every file's content are checked by the load, in the
+ * order it reads them).  DS_OK, or DS_ENOENT /
+ * DS_EIO with the message the load would give. */
+int ds_check_fashion_mnist(const char *dir, char *msg, size_t msg_len);
+
 /* Loads a split of Fashion-MNIST from dir (NULL: DS_FASHION_MNIST_DIR): the
  * files {train,t10k}-{images-idx3,labels-idx1}-ubyte.gz, or the same names
  * without .gz when only those are there (both are read through zlib, which

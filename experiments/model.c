@@ -14,7 +14,7 @@
 static int alloc_t(model *m, size_t n, ak_dtype dt, ak_tensor *t, char *msg, size_t len)
 {
     int rc = ak_alloc_tensor(m->b, n, dt, t);
-    if (rc) return ut_fail(msg, len, rc, "%s", ak_error(m->b));
+    if (rc) return ut_fail(msg, len, rc, "%s", ak_error_text(m->b));
     return 0;
 }
 
@@ -59,11 +59,11 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
     if (!rc && net->loss == NET_XENT) {
         rc = ak_alloc(b, batch * sizeof(int32_t), (void **)&m->labels);
         if (!rc) rc = ak_zero(b, m->labels, batch * sizeof(int32_t));
-        if (rc) rc = ut_fail(msg, msg_len, rc, "%s", ak_error(b));
+        if (rc) rc = ut_fail(msg, msg_len, rc, "%s", ak_error_text(b));
     }
     if (!rc) rc = ak_alloc(b, sizeof(float), (void **)&m->loss);
     if (!rc) rc = ak_alloc(b, sizeof(int32_t), (void **)&m->correct);
-    if (rc) ut_fail(msg, msg_len, rc, "%s", ak_error(b));
+    if (rc) ut_fail(msg, msg_len, rc, "%s", ak_error_text(b));
     size_t max_in = 0;
     for (int i = 0; i < net->n_layers && !rc; i++) {
         const net_layer *l = &net->layers[i];

@@ -127,6 +127,10 @@ const char *opt_metavar(const opt_spec *row, char *buf, size_t len)
 
 int opt_set(const opt_spec *row, void *base, const char *text, char *msg, size_t msg_len)
 {
+    /* every option that takes a value wants one: `--lr ''` and `--lr=` are refused
+     * here, once, before a custom parser or a field sees them */
+    if (opt_takes_value(row) && (!text || !*text))
+        return fail(msg, msg_len, "option --%s needs a value", row->name);
     if (row->parse) return row->parse(row, base, text, msg, msg_len);
     if (row->offset == OPT_NO_FIELD) return OPT_OK;
     char *field = (char *)base + row->offset;

@@ -69,7 +69,9 @@ struct opt_spec {
 const opt_spec *opt_find(const opt_spec *table, const char *name);
 /* Whether the row takes a value (every kind but OPT_FLAG). */
 bool opt_takes_value(const opt_spec *row);
-/* Sets row's field in base from text; 0 or OPT_EINPUT with the message. */
+/* Sets row's field in base from text; 0 or OPT_EINPUT with the message.
+ * A row that takes a value refuses an empty or missing text ("option --NAME
+ * needs a value"), whatever its kind or parser. */
 int opt_set(const opt_spec *row, void *base, const char *text, char *msg, size_t msg_len);
 /* The index of text among row->choices, or OPT_EINPUT with "--NAME wants A, B or C, got 'T'". */
 int opt_choice(const opt_spec *row, const char *text, int *index, char *msg, size_t msg_len);

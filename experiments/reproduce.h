@@ -15,6 +15,7 @@ typedef struct repro_options {
     const char *backend;  /* cpu (default), cuda, auto */
     const char *data_dir; /* NULL: Debian's Fashion-MNIST */
     repro_level level;
+    bool force;                         /* --force: replace what out_dir holds (ampscope's files) */
     bool progress;                      /* a line per run on stderr */
     const char *version, *git_revision; /* the program's, recorded in each run.json */
 } repro_options;

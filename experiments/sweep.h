@@ -16,7 +16,8 @@
  *                            when the run ended (a run without it is redone)
  *   summary.csv              one row per run (SW_SUMMARY_HEADER after the
  *                            axes), rewritten atomically as runs start and end
- *   sweep.lock               flock'ed by the sweep at work (one at a time)
+ *   .ampscope.lock           flock'ed by the sweep at work (one at a time;
+ *                            analyze/record_lock.h); each run has its own
  *
  * Each run is the program's run_point on the point's train_options in a
  * child process (fork, no exec), so a crash ends the run, never the sweep.  Without MPI, or when
@@ -80,6 +81,7 @@ typedef struct sweep_options {
     const char **shared;
     int n_shared;
     const char *out_dir;
+    bool force;    /* --force: replace what out_dir holds (ampscope's files only) */
     int jobs;      /* training processes at a time on each rank (>= 1) */
     bool progress; /* a line per finished run on stderr */
     /* Trains one point and reports it as `ampscope train` does (its summary
@@ -109,7 +111,8 @@ int sw_launcher_rank(int *size);
 /* Runs the sweep (MPI when the process was started by an MPI launcher and
  * the program was built with it).  0 when every run ended ok or diverged;
  * otherwise a status with the reason in msg:
- * SW_EINPUT (nothing ran: OUT is not this sweep's folder) or SW_EFAIL
+ * SW_EINPUT (nothing ran: OUT is not this sweep's folder, another process
+ * holds it, or it lies in a record or an input) or SW_EFAIL
  * (runs failed, or the sweep was interrupted: run it again to finish). */
 int sweep_run(const sweep_options *o, char *msg, size_t msg_len);
 

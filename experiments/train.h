@@ -13,14 +13,17 @@
 #include "nets.h"
 
 /* --fault (testing): numerical faults injected into chosen steps, to test
- * what each loss-scale policy does with them.  Each is applied to the
- * step's backward pass through the scale it multiplies the loss by. */
+ * what each loss-scale policy and the divergence checks do with them.  The
+ * first four are applied to the step's backward pass through the scale it
+ * multiplies the loss by; nan-weights to the weights after the update. */
 typedef enum train_fault_kind {
     TRAIN_FAULT_NONE = 0,
     TRAIN_FAULT_NONFINITE_LOSS, /* the loss is NaN before scaling: loss and gradients NaN */
     TRAIN_FAULT_INF_LOSS,       /* the loss is +inf before scaling: the gradients overflow */
     TRAIN_FAULT_OVERFLOW_GRADS, /* the loss stays finite, its scaled gradients overflow */
-    TRAIN_FAULT_ZERO_GRADS      /* the gradients are zero: a clean step whatever the scale */
+    TRAIN_FAULT_ZERO_GRADS,     /* the gradients are zero: a clean step whatever the scale */
+    TRAIN_FAULT_NAN_WEIGHTS     /* after the update, the first stored weight (the fp32 master
+                                   where the mode keeps one) is NaN */
 } train_fault_kind;
 
 #define TRAIN_MAX_FAULTS       4
@@ -32,7 +35,7 @@ typedef struct train_fault {
 } train_fault;
 
 /* Parses a --fault SPEC: CLAUSE[+CLAUSE...], CLAUSE = KIND@STEPS, KIND one
- * of nonfinite-loss, inf-loss, overflow-grads, zero-grads, STEPS "all" or
+ * of nonfinite-loss, inf-loss, overflow-grads, zero-grads, nan-weights, STEPS "all" or
  * a comma list of N and N-M (steps as steps.csv numbers them, from 0).
  * 0, or -1 with a one-line reason naming the part that is wrong. */
 int train_fault_parse(const char *spec, train_fault *faults, int *n_faults, char *msg,
@@ -57,6 +60,9 @@ typedef struct train_options {
     const char *backend;    /* cpu, cuda, auto */
     const char *data_dir;   /* Fashion-MNIST (NULL: Debian's) */
     const char *out_dir;
+    const char
+        *owner_dir; /* the study whose folder out_dir lies in (a sweep, reproduce), or NULL */
+    bool force;     /* --force: replace what out_dir holds (ampscope's files only) */
     uint64_t seed;
     int64_t epochs, steps; /* steps > 0 overrides epochs */
     size_t batch;
@@ -66,7 +72,8 @@ typedef struct train_options {
     ak_scaler_config scaler;
     int64_t stats_every, hist_every; /* 0: never */
     int64_t trace_every;             /* the gradient trace (trace.csv): every N steps, 0 never */
-    int64_t diverge_after;           /* steps in a row at --min-scale that count as divergence */
+    int64_t diverge_after;           /* ampscope's rule: overflowing steps in a row that end the
+                                        run (0: never; -1: from the scaler, train_limits.c) */
     bool progress;                   /* a progress line on stderr */
     bool resume;                     /* continue the run in out_dir from its checkpoint */
     const char *init_path;           /* --init: start from these weights */
@@ -81,6 +88,7 @@ typedef struct train_options {
      * defaults resolved to */
     train_given given[TRAIN_MAX_GIVEN];
     int n_given;
+    int n_recorded; /* --resume: given[0..n_recorded) were replayed from run.json */
 } train_options;
 
 /* Exit-status classes of a run. */
@@ -88,9 +96,10 @@ enum train_status {
     TRAIN_OK = 0,
     TRAIN_EINPUT = -2,     /* bad options or data: nothing was trained */
     TRAIN_EFAIL = -1,      /* anything else (I/O, a kernel error) */
-    TRAIN_DIVERGED = -3,   /* non-finite loss in O0, or the loss scale: at its floor (or 0)
-                              --diverge-after steps, grown to inf, DeepSpeed's minimum hit, a
-                              fixed scale overflowing --diverge-after steps in a row */
+    TRAIN_DIVERGED = -3,   /* a non-finite loss in O0 or without loss scaling, NaN or inf in
+                              the stored weights, a loss scale grown to inf, the framework's
+                              stop (DeepSpeed, MindSpore's manager) or --diverge-after
+                              overflowing steps in a row (train_limits.c) */
     TRAIN_INTERRUPTED = -4 /* SIGINT/SIGTERM: stopped after a whole step, logs written */
 };
 

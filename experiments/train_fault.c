@@ -1,13 +1,14 @@
 /* train_fault.c: --fault, numerical faults injected into chosen steps for
  * the tests (train.h): parsing the SPEC and finding a step's fault.
- * train_step.c applies them through the scale the backward pass uses. */
+ * train_step.c applies them: through the scale the backward pass uses, or
+ * (nan-weights) to the weights after the update. */
 #include "atomic_file.h" /* ut_fail */
 #include "train.h"
 
 #include <string.h>
 
-static const char *const fault_names[] = {"", "nonfinite-loss", "inf-loss", "overflow-grads",
-                                          "zero-grads"};
+static const char *const fault_names[] = {
+    "", "nonfinite-loss", "inf-loss", "overflow-grads", "zero-grads", "nan-weights"};
 #define FAULT_KINDS (sizeof fault_names / sizeof fault_names[0])
 
 /* A step number: digits only, at most 2^40. */
@@ -49,7 +50,7 @@ int train_fault_parse(const char *spec, train_fault *faults, int *n_faults, char
         if (f->kind == TRAIN_FAULT_NONE)
             return ut_fail(msg, msg_len, -1,
                            "--fault %s: unknown kind '%.*s' (expected nonfinite-loss, inf-loss, "
-                           "overflow-grads or zero-grads)",
+                           "overflow-grads, zero-grads or nan-weights)",
                            spec, (int)(at - p), p);
         const char *steps = at + 1, *stop = p + len;
         if ((size_t)(stop - steps) != 3 || memcmp(steps, "all", 3) != 0) {

@@ -4,9 +4,12 @@
  *                       step's backend state; the helpers below; freeing;
  *   train_step.c        one step, top to bottom;
  *   train_record.c      the logs (opened or resumed), run.json, a step's rows;
- *   train_limits.c      what the loss-scale policy does at its limits: the
- *                       notes in run.json and the divergence checks;
+ *   train_limits.c      every rule that ends a diverged run (exit 3) and
+ *                       what the loss-scale policy does at its limits: the
+ *                       notes in run.json and the checks after each step;
  *   train_checkpoint.c  writing a checkpoint and resuming from one;
+ *   train_verify.c      --resume's checks that the record agrees with
+ *                       itself and the options, before anything is written;
  *   train_loop.c        train_run(): the loop, evaluation, signals, progress;
  *   train_fault.c       --fault (train.h).
  * Every function returns 0 or a train_status with the message in msg. */
@@ -23,6 +26,7 @@
 #include "model.h"
 #include "nets.h"
 #include "record.h"
+#include "record_lock.h"
 #include "train.h"
 
 typedef struct train_state {
@@ -48,12 +52,16 @@ typedef struct train_state {
     rec_log *steps_log, *tensors_log, *updates_log, *hist_log, *eval_log;
     rec_log *trace_log, *trace_hist_log;
     rec_run *record;
+    int lock_fd; /* the record folder's lock (-1: none) */
     char path[4096];
     float scale_used;                /* the scale the current step multiplies its loss by */
     ak_tensor acc[MODEL_MAX_PARAMS]; /* --accumulate: the summed gradients */
     float *inv_micro;                /* backend memory: 1 / micro-batches per step */
     double *sumsq;                   /* backend memory: --clip-norm's sum of squares */
     float *fault_scale;              /* backend memory: --fault's stand-in for the scale */
+    float *weight_check;             /* backend memory: [0] 1.0f, [1] set when the stored
+                                        weights hold a NaN or an infinity after an update */
+    bool weights_nonfinite;          /* the last step's [1] */
     int64_t skips;
     ak_scaler_state before, after; /* host copies: the scaler before and after the last step */
 } train_state;
@@ -63,12 +71,19 @@ typedef struct train_state {
  * precision options, the scaler; a bad one is TRAIN_EINPUT.  Fills in the
  * defaults that depend on the net. */
 int train_prepare(train_state *r, train_options *o, char *msg, size_t len);
-/* --out: created if need be, and holding no run yet. */
-int train_make_out_dir(const char *dir, char *msg, size_t len);
+/* --out (or --resume) DIR taken for the whole run (record_lock.h): its
+ * lock in r->lock_fd; a new run's folder made if need be, empty or
+ * cleared by --force; never an input's nor inside a record it does not
+ * own. */
+int train_take_out_dir(train_state *r, char *msg, size_t len);
 /* On the open backend: the data, the model with its initial (or --init)
  * weights, and the step's state with the scaler's initial state. */
 int train_build(train_state *r, char *msg, size_t len);
 void train_free(train_state *r); /* whatever was built; the backend last */
+/* Steps an epoch (batches of --batch x --accumulate samples, >= 1 once
+ * built) and the run's steps (--steps, or --epochs of them). */
+int64_t train_steps_per_epoch(const train_state *r);
+int64_t train_total_steps(const train_state *r);
 /* out_dir/file, in r->path (valid until the next call) */
 const char *train_path(train_state *r, const char *file);
 /* TRAIN_EFAIL, "what: the backend's error" */
@@ -94,10 +109,11 @@ int train_sync_logs(train_state *r, char *msg, size_t len);
 void train_close_record(train_state *r); /* the logs and run.json's contents */
 
 /* ---- train_limits.c ---- */
-/* run.json's scaler_floor and scaler_nonfinite_growth. */
+/* run.json's scaler_floor, scaler_nonfinite_growth and divergence_rule. */
 void train_record_scaler_notes(train_state *r);
-/* After step `step`: whether the scaler's state ends the run (msg says why). */
-bool train_numerical_stop(train_state *r, int64_t step, char *msg, size_t len);
+/* After step `step`, whose loss was `loss`: whether the run has diverged
+ * (msg says why and at which step, for run.json's end_reason). */
+bool train_numerical_stop(train_state *r, int64_t step, float loss, char *msg, size_t len);
 
 /* ---- train_checkpoint.c ---- */
 /* Writes out_dir/checkpoint.safetensors for a run that has done `step`
@@ -109,5 +125,16 @@ int train_save_checkpoint(train_state *r, int64_t step, int64_t epoch, int64_t b
  * the run goes on (left zero for a new run or one killed before its first
  * checkpoint). */
 int train_restore(train_state *r, ckpt_state *at, char *msg, size_t len);
+
+/* ---- train_verify.c ---- */
+/* --resume, before anything is written: run.json against the options, the
+ * checkpoint's metadata *at (when has_checkpoint) against the run, and each
+ * log against the checkpoint.  0, or TRAIN_EINPUT with one line naming the
+ * file and what is wrong. */
+int train_verify_resume(train_state *r, const ckpt_state *at, bool has_checkpoint, char *msg,
+                        size_t len);
+/* The run's identity a checkpoint keeps (net, mode, dtype, batch, lr, seed
+ * as run.json has them resolved). */
+void train_run_identity(const train_state *r, ckpt_run *s);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "atomic_file.h"
 #include "train_internal.h"
+#include "train_options.h" /* topt_record */
 #include "util.h" /* ut_fail, ut_seconds, ut_stop_on_signals: stop after the current step */
 
 #include <stdio.h>
@@ -84,8 +85,8 @@ static int run_loop(train_state *r, loop_pos *pos, bool show, char *msg, size_t 
     const train_options *o = r->o;
     ds_batcher it;
     char why[512];
-    const size_t per_epoch = r->train->count / o->batch / (size_t)o->accumulate; /* steps, >= 1 */
-    const int64_t total = o->steps > 0 ? o->steps : o->epochs * (int64_t)per_epoch;
+    const size_t per_epoch = (size_t)train_steps_per_epoch(r); /* >= 1 */
+    const int64_t total = train_total_steps(r);
     const double started = ut_seconds();
     int64_t step = pos->step, epoch = pos->epoch, batch = pos->batch;
     const int64_t first_step = step;
@@ -106,11 +107,7 @@ static int run_loop(train_state *r, loop_pos *pos, bool show, char *msg, size_t 
             step++;
             if (show && (step % 10 == 0 || step == total))
                 show_progress(r, step - first_step, total - first_step, epoch, loss, started);
-            if (o->prec.mode == PREC_O0 && !(loss - loss == 0.0f))
-                rc = ut_fail(msg, msg_len, TRAIN_DIVERGED,
-                             "diverged: the loss is %g at step %lld in O0 (try a smaller --lr)",
-                             (double)loss, (long long)step - 1);
-            else if (train_numerical_stop(r, step - 1, msg, msg_len))
+            if (train_numerical_stop(r, step - 1, loss, msg, msg_len))
                 rc = TRAIN_DIVERGED;
             else if (o->checkpoint_every > 0 && step % o->checkpoint_every == 0)
                 rc = train_save_checkpoint(r, step, epoch, batch + 1, msg, msg_len);
@@ -137,12 +134,16 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     train_state r;
     memset(&r, 0, sizeof r);
     r.o = &o;
+    r.lock_fd = -1;
     int rc = train_prepare(&r, &o, msg, msg_len);
-    if (!rc && !o.resume) rc = train_make_out_dir(o.out_dir, msg, msg_len);
+    if (!rc) rc = train_take_out_dir(&r, msg, msg_len);
     if (rc) return rc;
     char notice[512];
     r.b = ak_open(o.backend, notice, sizeof notice);
-    if (!r.b) return ut_fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
+    if (!r.b) {
+        train_free(&r);
+        return ut_fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
+    }
     if (notice[0]) fprintf(stderr, "ampscope train: %s\n", notice);
     rc = train_build(&r, msg, msg_len);
     /* a resumed run: the weights, optimizer and scaler state and the data
@@ -154,6 +155,10 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     if (!rc && o.resume) {
         r.record = rec_run_read(train_path(&r, REC_RUN_JSON), why, sizeof why);
         if (!r.record) rc = ut_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
+        /* what this resume changed, from the step it applies; no end while it runs */
+        if (!rc) rc = topt_record_resume(&o, r.record, at.step, msg, msg_len);
+        if (!rc) rec_run_set_end(r.record, REC_NO_TIME);
+        if (!rc) rc = train_write_run_json(&r, false, msg, msg_len);
     }
     if (!rc && !o.resume) {
         r.record =
@@ -163,9 +168,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     if (!rc && !o.resume) {
         rec_run_set_start(r.record, (int64_t)time(NULL));
         /* the options as given, then what the defaults resolved to */
-        for (int i = 0; i < o.n_given; i++)
-            if (o.given[i].text && o.given[i].text[0] != '-') /* as the argv scan took them */
-                rec_run_set_string(r.record, o.given[i].key, o.given[i].text);
+        rc = topt_record(&o, r.record, msg, msg_len);
         rec_run_set_string(r.record, "net", r.net.name);
         rec_run_set_string(r.record, "mode", prec_mode_name(o.prec.mode));
         rec_run_set_string(r.record, "dtype", ak_dtype_name(o.prec.low));
@@ -173,7 +176,7 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
         rec_run_set_real(r.record, "lr", o.opt.lr);
         rec_run_set_int(r.record, "seed", (int64_t)o.seed);
         train_record_scaler_notes(&r);
-        rc = train_write_run_json(&r, false, msg, msg_len);
+        if (!rc) rc = train_write_run_json(&r, false, msg, msg_len);
     }
     if (!rc) rc = train_open_logs(&r, &at, msg, msg_len);
     if (rc) {

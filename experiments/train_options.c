@@ -317,7 +317,11 @@ const opt_spec topt_table[] = {
      .imin = 0,
      .imax = STEPS,
      .metavar = "K",
-     .help = "steps in a row at --min-scale that end the run (default 100)"},
+     .help = "overflowing (skipped) steps in a row that end the run\n"
+             "(default: enough for a healthy scaler to back off from the top\n"
+             "of its range to its floor, 100 for fixed or none; none where\n"
+             "the framework stops runs itself; run.json's divergence_rule\n"
+             "says which; 0 never)"},
 
     {.name = "stats-every",
      .kind = OPT_I64,
@@ -353,6 +357,11 @@ const opt_spec topt_table[] = {
      .offset = OPT_NO_FIELD,
      .parse = set_no_progress,
      .help = "no progress line on a terminal"},
+    {.name = "force",
+     .kind = OPT_FLAG,
+     .offset = F(force),
+     .help = "replace the record --out DIR holds (only the files ampscope\n"
+             "writes; says what it removes); not with --resume"},
 
     {.name = "checkpoint-every",
      .kind = OPT_I64,
@@ -367,7 +376,8 @@ const opt_spec topt_table[] = {
      .offset = OPT_NO_FIELD,
      .deferred = true,
      .help = "continue the run in DIR bit for bit from its checkpoint, with\n"
-             "the options of its run.json (--steps/--epochs may extend it)"},
+             "the options of its run.json; only --steps/--epochs (to extend\n"
+             "it), --checkpoint-every and --no-progress may be given with it"},
     {.name = "init",
      .kind = OPT_PATH,
      .offset = F(init_path),
@@ -383,7 +393,8 @@ const opt_spec topt_table[] = {
              "KIND nonfinite-loss (the loss is NaN before scaling), inf-loss\n"
              "(+inf), overflow-grads (the scaled gradients overflow, the loss\n"
              "stays finite), zero-grads (the gradients are 0: a clean step\n"
-             "whatever the scale).  Kept in run.json: a resumed run keeps it",
+             "whatever the scale), nan-weights (a stored weight is NaN after\n"
+             "the update).  Kept in run.json: a resumed run keeps it",
      .group = "testing:"},
     /* in the usage line */
     {.name = "out", .kind = OPT_DIR, .offset = F(out_dir), .label = ""},
@@ -394,7 +405,11 @@ int topt_set(train_options *o, const char *name, const char *text, char *msg, si
 {
     const opt_spec *row = opt_find(topt_table, name);
     if (!row) return fail(msg, msg_len, "unknown option '--%s'", name);
-    if (opt_takes_value(row) && !text) return fail(msg, msg_len, "option --%s needs a value", name);
+    if (opt_takes_value(row) && (!text || !*text))
+        return fail(msg, msg_len, "option --%s needs a value", name);
+    if (text && !rec_run_text_ok(text))
+        return fail(msg, msg_len,
+                    "--%s: the value is not valid UTF-8 (run.json records it as given)", name);
     if (!row->deferred && opt_set(row, o, text, msg, msg_len) != 0) return TRAIN_EINPUT;
     if (o->n_given == TRAIN_MAX_GIVEN)
         return fail(msg, msg_len, "more than %d options", TRAIN_MAX_GIVEN);

@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "options.h"
+#include "record.h"
 #include "train.h"
 
 /* Every option of a run, in the order of the help; ends with a NULL name. */
@@ -41,5 +42,38 @@ const char *topt_given(const train_options *o, const char *name);
  * --consecutive-hysteresis, --min-scale, --max-scale,
  * --refuse-nonfinite-growth, --drop-overflow-update).  0, or TRAIN_EINPUT. */
 int topt_finish(train_options *o, char *msg, size_t msg_len);
+
+/* ---- the record (train_record_options.c) ----
+ * run.json's "given" is o's options as given, argv-style ("--lr", "0.01";
+ * --key=value and --key value alike; not --out, --resume, --force: they name
+ * the folder); each entry of "resumes" the options a resume added and the
+ * step from which they apply.  --resume DIR replays them in order:
+ *
+ *     topt_from_record(o, run, "DIR/run.json", msg, len);  (given, then each resume's)
+ *     topt_set(o, "resume", "DIR", msg, len);
+ *     topt_resume_set(o, "steps", "400", msg, len);        (each option given now)
+ *     topt_finish(o, msg, len);
+ *
+ * A resume may extend --steps or --epochs (whichever the record's length
+ * uses; never shorten it) and give --checkpoint-every and --no-progress; the
+ * same value as recorded is accepted and changes nothing; anything else,
+ * --out, --init or a second --resume is refused with TRAIN_EINPUT. */
+
+/* Sets "given" in r from o, and each option's text in r's options (as the
+ * argv scan took them: not a text starting with '-'). */
+int topt_record(const train_options *o, rec_run *r, char *msg, size_t msg_len);
+/* Appends to r's "resumes" the options given after the replayed ones
+ * (o->n_recorded on), applying from step (nothing when there are none), and
+ * sets their texts in r's options. */
+int topt_record_resume(const train_options *o, rec_run *r, int64_t step, char *msg, size_t msg_len);
+/* Replays r's "given" and "resumes" into o (path names r in messages); a
+ * record without "given" cannot be resumed.  The texts stay r's: r must
+ * outlive o.  Sets o->n_recorded.  0, or TRAIN_EINPUT. */
+int topt_from_record(train_options *o, const rec_run *r, const char *path, char *msg,
+                     size_t msg_len);
+/* One option given with --resume, checked against the replayed record, then
+ * set (topt_set) unless it changes nothing.  0, or TRAIN_EINPUT. */
+int topt_resume_set(train_options *o, const char *name, const char *text, char *msg,
+                    size_t msg_len);
 
 #endif

@@ -33,9 +33,19 @@ void train_options_default(train_options *o)
     o->stats_every = 10;
     o->hist_every = 100;
     o->trace_every = 1;
-    o->diverge_after = 100;
+    o->diverge_after = -1; /* from the scaler (train_limits.c) */
     o->accumulate = 1;
     ak_scaler_preset("none", &o->scaler, NULL, 0);
+}
+
+int64_t train_steps_per_epoch(const train_state *r)
+{
+    return (int64_t)(r->train->count / r->o->batch / (size_t)r->o->accumulate);
+}
+
+int64_t train_total_steps(const train_state *r)
+{
+    return r->o->steps > 0 ? r->o->steps : r->o->epochs * train_steps_per_epoch(r);
 }
 
 const char *train_path(train_state *r, const char *file)
@@ -46,22 +56,25 @@ const char *train_path(train_state *r, const char *file)
 
 int train_backend_fail(train_state *r, char *msg, size_t len, const char *what)
 {
-    return ut_fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error(r->b));
+    return ut_fail(msg, len, TRAIN_EFAIL, "%s: %s", what, ak_error_text(r->b));
 }
 
-int train_make_out_dir(const char *dir, char *msg, size_t len)
+int train_take_out_dir(train_state *r, char *msg, size_t len)
 {
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return ut_fail(msg, len, TRAIN_EINPUT, "--out %s: cannot create it: %s", dir,
-                       strerror(errno));
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return ut_fail(msg, len, TRAIN_EINPUT, "--out %s: not a directory", dir);
-    char probe[4096];
-    snprintf(probe, sizeof probe, "%s/%s", dir, REC_STEPS_CSV);
-    if (access(probe, F_OK) == 0)
-        return ut_fail(msg, len, TRAIN_EINPUT,
-                       "--out %s already holds a run (steps.csv); choose another directory", dir);
+    const train_options *o = r->o;
+    const rec_input inputs[] = {{"--init", o->init_path}, {"--data", o->data_dir}};
+    const rec_out_dir want = {.option = o->resume ? "--resume" : "--out",
+                              .dir = o->out_dir,
+                              .command = "train",
+                              .owner = o->owner_dir,
+                              .inputs = inputs,
+                              .n_inputs = sizeof inputs / sizeof *inputs,
+                              .resume = o->resume,
+                              .force = o->force};
+    char said[1024], why[1024];
+    const int rc = rec_take_out_dir(&want, &r->lock_fd, said, sizeof said, why, sizeof why);
+    if (rc) return ut_fail(msg, len, rc == AN_EINVAL ? TRAIN_EINPUT : TRAIN_EFAIL, "%s", why);
+    if (said[0]) fprintf(stderr, "ampscope train: %s\n", said);
     return 0;
 }
 
@@ -122,11 +135,16 @@ static int alloc_state(train_state *r, char *msg, size_t len)
     if (!rc) rc = ak_alloc(b, sizeof *r->inv_micro, (void **)&r->inv_micro);
     if (!rc) rc = ak_alloc(b, sizeof *r->sumsq, (void **)&r->sumsq);
     if (!rc && r->o->n_faults > 0) rc = ak_alloc(b, sizeof(float), (void **)&r->fault_scale);
+    if (!rc) rc = ak_alloc(b, 2 * sizeof(float), (void **)&r->weight_check);
     for (int k = 0; k < r->m->n_params && !rc && r->o->accumulate > 1; k++)
         rc = ak_alloc_tensor(b, r->m->params[k].n, r->m->params[k].grad.dtype, &r->acc[k]);
     if (!rc) {
         const float inv = 1.0f / (float)r->o->accumulate; /* exact for powers of two */
         rc = ak_to_device(b, r->inv_micro, &inv, sizeof inv);
+    }
+    if (!rc) {
+        const float one = 1.0f;
+        rc = ak_to_device(b, r->weight_check, &one, sizeof one);
     }
     if (rc) return train_backend_fail(r, msg, len, "allocating the step's state");
     r->stats_host = malloc(n_stats * sizeof *r->stats_host);
@@ -140,6 +158,31 @@ static int alloc_state(train_state *r, char *msg, size_t len)
     rc = ak_to_device(b, r->scaler, &host, sizeof host);
     if (!rc) rc = ak_zero(b, r->opt_state, sizeof *r->opt_state);
     if (rc) return train_backend_fail(r, msg, len, "initialising the step's state");
+    return 0;
+}
+
+/* The files a run reads exist and can be read (their content is checked
+ * when they are loaded): so that a missing --data or --init is bad input
+ * before a run, or a sweep, creates any folder. */
+static int check_inputs(const train_options *o, const net_def *net, char *msg, size_t len)
+{
+    char why[512];
+    const int rc =
+        net->loss == NET_MSE ? DS_OK : ds_check_fashion_mnist(o->data_dir, why, sizeof why);
+    if (rc != DS_OK)
+        return ut_fail(msg, len, rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT, "%s%s%s",
+                       o->data_dir ? "--data " : "", why,
+                       rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)"
+                                       : "");
+    if (o->init_path) {
+        struct stat st;
+        const bool is_dir = stat(o->init_path, &st) == 0 && S_ISDIR(st.st_mode);
+        FILE *f = is_dir ? NULL : fopen(o->init_path, "rb");
+        if (!f)
+            return ut_fail(msg, len, TRAIN_EINPUT, "--init %s: %s", o->init_path,
+                           is_dir ? "a directory, not a safetensors file" : strerror(errno));
+        fclose(f);
+    }
     return 0;
 }
 
@@ -159,6 +202,8 @@ int train_prepare(train_state *r, train_options *o, char *msg, size_t len)
     prec_plan_make(&o->prec, &r->net, &r->plan);
     if (ak_scaler_validate(&o->scaler, why, sizeof why) != 0)
         return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
+    int rc = check_inputs(o, &r->net, msg, len);
+    if (rc) return rc;
     if (o->batch == 0) o->batch = r->net.loss == NET_MSE ? 512 : r->net.in_h == 32 ? 32 : 64;
     if (o->opt.lr < 0) o->opt.lr = r->net.loss == NET_MSE ? 1e-4f : 0.01f;
     if ((int)o->stats_dtype < 0) o->stats_dtype = o->prec.low;
@@ -213,6 +258,7 @@ void train_free(train_state *r)
         ak_free(r->b, r->inv_micro);
         ak_free(r->b, r->sumsq);
         ak_free(r->b, r->fault_scale);
+        ak_free(r->b, r->weight_check);
         for (int k = 0; k < MODEL_MAX_PARAMS; k++)
             ak_free(r->b, r->acc[k].data);
     }
@@ -226,4 +272,6 @@ void train_free(train_state *r)
     free(r->labels_host);
     free(r->stats_host);
     free(r->loss_host);
+    rec_lock_release(r->lock_fd); /* last: the record is complete */
+    r->lock_fd = -1;
 }

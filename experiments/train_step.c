@@ -9,7 +9,8 @@
  *   7. the fused unscale + finite check of the gradients the optimizer reads;
  *   8. the loss-scale rule on the backend (it sets the skip flag);
  *   9. the optimizer updates with their rounding loss, skipped on the
- *      backend when the flag is set;
+ *      backend when the flag is set, then the finite check of the stored
+ *      weights (the fp32 masters where the mode keeps them);
  *   10. the step's rows of the record.
  * With --accumulate, 1-5 run once per micro-batch and their gradients are
  * summed.  The loss scale, found-inf and skip never leave the backend inside
@@ -26,25 +27,30 @@ static bool every(int64_t n, int64_t step) { return n > 0 && step % n == 0; }
 
 /* What the backward pass multiplies the loss by: the scale held, or with
  * --fault NaN (a NaN loss), inf (an infinite loss, or gradients that
- * overflow) or 0 instead. */
+ * overflow) or 0 instead; with --fault nan-weights, the scale held and NaN
+ * for the weights. */
 typedef struct step_scale {
     const float *scale; /* backend memory */
-    float fault_value;
-    bool fault_loss; /* the logged loss is fault_value too */
+    float fault_value;  /* in r->fault_scale when there is a fault */
+    bool fault_loss;    /* the logged loss is fault_value too */
+    bool fault_weights; /* a stored weight is multiplied by fault_value after the update */
 } step_scale;
 
-/* found-inf cleared, and the scale this step's backward pass uses. */
+/* found-inf and the weights' flag cleared, and the scale this step's
+ * backward pass uses. */
 static int begin_step(train_state *r, int64_t step, step_scale *s, char *msg, size_t len)
 {
     const train_fault_kind fault = train_fault_at(r->o->faults, r->o->n_faults, step);
     s->scale = &r->scaler->scale;
-    s->fault_value = fault == TRAIN_FAULT_NONFINITE_LOSS ? NAN
-                     : fault == TRAIN_FAULT_ZERO_GRADS   ? 0.0f
-                                                         : INFINITY;
+    s->fault_value = fault == TRAIN_FAULT_NONFINITE_LOSS || fault == TRAIN_FAULT_NAN_WEIGHTS ? NAN
+                     : fault == TRAIN_FAULT_ZERO_GRADS                                       ? 0.0f
+                                                       : INFINITY;
     s->fault_loss = fault == TRAIN_FAULT_NONFINITE_LOSS || fault == TRAIN_FAULT_INF_LOSS;
+    s->fault_weights = fault == TRAIN_FAULT_NAN_WEIGHTS;
     int rc = ak_zero(r->b, r->found_inf, sizeof(float));
+    if (!rc) rc = ak_zero(r->b, r->weight_check + 1, sizeof(float));
     if (!rc && fault != TRAIN_FAULT_NONE) {
-        s->scale = r->fault_scale;
+        if (!s->fault_weights) s->scale = r->fault_scale;
         rc = ak_to_device(r->b, r->fault_scale, &s->fault_value, sizeof s->fault_value);
     }
     return rc ? train_backend_fail(r, msg, len, "forward/backward") : 0;
@@ -143,7 +149,7 @@ static int take_statistics(train_state *r, int64_t step, size_t rows, char *msg,
     const bool stats = every(o->stats_every, step), hist = every(o->hist_every, step);
     if ((stats || hist) && step_stats(r, step, stats, hist, rows) != 0)
         return ut_fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
-                       ak_error(r->b), rec_log_error(r->tensors_log));
+                       ak_error_text(r->b), rec_log_error(r->tensors_log));
     if (every(o->trace_every, step) && step_trace(r, rows) != 0)
         return train_backend_fail(r, msg, len, "the gradient trace");
     return 0;
@@ -201,20 +207,42 @@ static int update_weights(train_state *r, const ak_tensor *grads, char *msg, siz
     return rc ? train_backend_fail(r, msg, len, "unscale/scaler/update") : 0;
 }
 
+/* 9. after the update, NaN or infinity in the stored weights (the fp32
+ * masters where the mode keeps them, else the weights themselves) sets
+ * r->weight_check[1]: ak_unscale_check with the factor 1, which leaves
+ * them alone, so the cuda backend checks on the device the same way.
+ * --fault nan-weights first multiplies the first weight by NaN. */
+static int check_weights(train_state *r, const step_scale *s, char *msg, size_t len)
+{
+    model *m = r->m;
+    ak_tensor stored[MODEL_MAX_PARAMS];
+    for (int k = 0; k < m->n_params; k++)
+        stored[k] = m->params[k].w32.data ? m->params[k].w32 : m->params[k].wlow;
+    int rc = 0;
+    if (s->fault_weights && m->n_params > 0)
+        rc = ak_scale(r->b, ak_tensor_of(stored[0].data, 1, stored[0].dtype), r->fault_scale);
+    if (!rc)
+        rc = ak_unscale_check(r->b, stored, (size_t)m->n_params, r->weight_check,
+                              r->weight_check + 1);
+    return rc ? train_backend_fail(r, msg, len, "checking the weights") : 0;
+}
+
 /* 10. the host reads the step's outcome once: its loss, the scaler's state,
- * found-inf, the update losses and the trace when taken; *row the step's
- * row but for its number and epoch. */
+ * found-inf, the weights' flag, the update losses and the trace when taken;
+ * *row the step's row but for its number and epoch. */
 static int read_outcome(train_state *r, bool trace, rec_step_row *row, ak_scaler_state *st,
                         char *msg, size_t len)
 {
     ak_backend *b = r->b;
-    float loss, found;
+    float loss, found, weights_bad;
     int rc = ak_to_host(b, &loss, r->m->loss, sizeof loss);
     if (!rc) rc = ak_to_host(b, st, r->scaler, sizeof *st);
     if (!rc) rc = ak_to_host(b, &found, r->found_inf, sizeof found);
+    if (!rc) rc = ak_to_host(b, &weights_bad, r->weight_check + 1, sizeof weights_bad);
     if (!rc) rc = ak_to_host(b, r->loss_host, r->loss, (size_t)r->net.n_layers * sizeof *r->loss);
     if (!rc && trace) rc = ak_to_host(b, &r->trace_host, r->trace, sizeof r->trace_host);
     if (rc) return train_backend_fail(r, msg, len, "reading the step's results");
+    r->weights_nonfinite = weights_bad != 0.0f;
     memset(row, 0, sizeof *row);
     row->loss = loss;
     row->loss_scale = r->scale_used;
@@ -242,6 +270,7 @@ int train_step(train_state *r, ds_batcher *it, int64_t step, int64_t epoch, floa
     if (!rc) rc = unscale_and_check(r, grads, msg, len); /* 7. */
     if (!rc) rc = update_scale(r, msg, len);             /* 8. */
     if (!rc) rc = update_weights(r, grads, msg, len);    /* 9. */
+    if (!rc) rc = check_weights(r, &scale, msg, len);
     /* 10. the record */
     const bool trace = every(r->o->trace_every, step);
     rec_step_row row;

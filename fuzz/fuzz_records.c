@@ -119,6 +119,14 @@ static void read_run_json(const char *path)
     if (!s || rec_run_option_count(s) != n || rec_run_start(s) != rec_run_start(r) ||
         rec_run_end(s) != rec_run_end(r) || strcmp(rec_run_backend(s), rec_run_backend(r)) != 0)
         abort();
+    if (rec_run_arg_lists(s) != rec_run_arg_lists(r)) abort();
+    for (size_t l = 0; l < rec_run_arg_lists(r); l++) {
+        int64_t step_r, step_s;
+        const size_t m = rec_run_args(r, l, &step_r);
+        if (rec_run_args(s, l, &step_s) != m || step_s != step_r) abort();
+        for (size_t j = 0; j < m; j++)
+            if (strcmp(rec_run_arg(r, l, j), rec_run_arg(s, l, j)) != 0) abort();
+    }
     for (size_t i = 0; i < n; i++) {
         rec_option a, b;
         if (rec_run_option_at(r, i, &a) != AN_OK || rec_run_option_at(s, i, &b) != AN_OK) abort();

@@ -123,6 +123,7 @@ struct ak_backend {
     const ak_ops *ops;
     char device[128]; /* device or CPU name */
     char error[512];  /* the last error's message */
+    size_t error_at;  /* where its text starts after the "call: " prefix */
     void *impl;       /* the backend's own state (cuda: stream, cuBLAS handles) */
 };
 

@@ -60,7 +60,9 @@ int ak_fail(ak_backend *b, int code, const char *call, const char *fmt, ...)
 {
     if (!b) return code;
     int used = snprintf(b->error, sizeof b->error, "%s: ", call);
+    b->error_at = 0;
     if (used < 0 || (size_t)used >= sizeof b->error) return code;
+    b->error_at = (size_t)used;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(b->error + used, sizeof b->error - (size_t)used, fmt, ap);
@@ -170,6 +172,13 @@ ak_kind ak_backend_kind(const ak_backend *b) { return b->kind; }
 const char *ak_backend_name(const ak_backend *b) { return b->kind == AK_CUDA ? "cuda" : "cpu"; }
 const char *ak_device_name(const ak_backend *b) { return b->device; }
 const char *ak_error(const ak_backend *b) { return b ? b->error : "no backend"; }
+
+const char *ak_error_text(const ak_backend *b)
+{
+    if (!b) return "no backend";
+    /* AK_BEGIN clears the message but not error_at: never past its end */
+    return b->error_at <= strlen(b->error) ? b->error + b->error_at : b->error;
+}
 
 /* ---- validation -------------------------------------------------------------- */
 static int check_tensor(ak_backend *b, const char *call, const char *what, ak_tensor t, size_t n,

@@ -95,7 +95,10 @@ ak_kind ak_backend_kind(const ak_backend *b);
 const char *ak_backend_name(const ak_backend *b); /* "cpu" or "cuda" */
 const char *ak_device_name(const ak_backend *b);  /* "NVIDIA H100 80GB HBM3", the CPU model */
 const char *ak_error(const ak_backend *b);        /* the last error's message, "" if none */
-bool ak_cuda_built(void);                         /* was this build compiled with CUDA? */
+/* The same message without the ampscope call it names ("dst has 10 elements,
+ * src has 12"; a CUDA failure keeps the CUDA call): what a user is shown. */
+const char *ak_error_text(const ak_backend *b);
+bool ak_cuda_built(void); /* was this build compiled with CUDA? */
 /* The cpu backend's BLAS threads set again from OPENBLAS_NUM_THREADS (when
  * set to a positive number): OpenBLAS reads it once, when the program
  * starts, so a process forked to run a training (a sweep's point) calls this

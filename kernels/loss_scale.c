@@ -16,6 +16,9 @@
  *             DynamicLossScaleManager.update_loss_scale: 2^24, a Python
  *             float times scale_factor 2 or times decrease_ratio = 1 /
  *             scale_factor, max(., 1), scale_window 2000, growth unchecked.
+ *             Stop: update_loss_scale raises "Dynamic loss scale Continuous
+ *             overflow" when bad_step > bad_step_max = 1000 (the 1001st
+ *             overflow in a row).
  *   mindspore-amp  mindspore/amp.py DynamicLossScaler.adjust: an fp32
  *             Parameter, x factor / factor, max(1, .), growth only if finite,
  *             counter = ((counter + 1) mod window) * finite.  Its arguments
@@ -36,17 +39,21 @@
  *             dynamic-loss-scale key: 2^16, loss_scale_window 1000,
  *             hysteresis 2, min_loss_scale 1; a Python float, cur_scale /
  *             scale_factor and * scale_factor, growth unchecked.
- *             (raise_error_at_min_scale: train_limits.c.)
+ *             Stop: update_scale raises "Current loss scale already at
+ *             minimum" at an overflow that would back off from min_scale
+ *             (raise_error_at_min_scale, True by default).
  *   deepspeed-zero  the same DynamicLossScaler built by ZeRO (runtime/zero/
  *             stage_1_and_2.py, stage3.py: CreateLossScaler with
  *             dynamic_loss_args None) when the fp16 section has no
  *             dynamic-loss-scale key: its constructor defaults, init_scale
  *             2^32, delayed_shift 1 (no hysteresis), window 1000, min 1.
+ *             Stop: as deepspeed (raise_error_at_min_scale defaults to True).
  *   deepspeed-fp16-optimizer  deepspeed/runtime/fp16/fused_optimizer.py
  *             FP16_Optimizer._update_scale: its own counter (stable_interval:
  *             the first growth after window + 1 clean steps), no hysteresis,
  *             scale_factor 2 (a Python float, divided), 2^16
- *             (initial_scale_power 16), window 1000, min 1.
+ *             (initial_scale_power 16), window 1000, min 1.  It never
+ *             raises: max(cur_scale / scale_factor, min_loss_scale).
  *   megatron  megatron/core/optimizer/grad_scaler.py DynamicGradScaler with
  *             Megatron's argument defaults: 2^32, min 1, growth 2, backoff
  *             0.5, window 1000, hysteresis 2; fp32 tensors, growth unchecked.
@@ -60,6 +67,11 @@
  *   fixed     MindSpore's FixedLossScaleManager defaults: 128,
  *             drop_overflow_update True.
  *   dynamic   PyTorch's values in ampscope's own fp32 arithmetic.
+ * Stop: only DeepSpeed's DynamicLossScaler (deepspeed, deepspeed-zero) and
+ * MindSpore's manager end a run that keeps overflowing (their `stop`, above);
+ * PyTorch, Apex, MindSpore's amp, Paddle (both), DeepSpeed's FP16_Optimizer,
+ * Megatron and Keras (both) only skip steps, so their rows keep the default
+ * (AK_SCALER_STOP_AMPSCOPE: ampscope's own rule, experiments/train_limits.c).
  * The values agree with ../shared/REFERENCES.md and issue 4.
  */
 #include <math.h>
@@ -75,15 +87,19 @@ typedef struct preset {
     const char *source;
 } preset;
 
-/* A dynamic preset: it drops the update on overflow, as every framework does. */
-#define DYN(rule_, init, growth, backoff, window_, hyst, min, max, refuse, arith_, divides)        \
+/* A dynamic preset: it drops the update on overflow, as every framework does;
+ * its framework stops a run as `stop_` says (DYN: never, so ampscope's rule). */
+#define DYN_STOP(stop_, rule_, init, growth, backoff, window_, hyst, min, max, refuse, arith_,     \
+                 divides)                                                                          \
     {                                                                                              \
         .kind = AK_SCALER_DYNAMIC, .rule = AK_SCALER_RULE_##rule_, .init_scale = init,             \
         .growth_factor = growth, .backoff_factor = backoff, .window = window_, .hysteresis = hyst, \
         .consecutive_hysteresis = false, .min_scale = min, .max_scale = max,                       \
         .refuse_nonfinite_growth = refuse, .drop_overflow_update = true,                           \
-        .arith = AK_SCALE_ARITH_##arith_, .backoff_divides = divides                               \
+        .arith = AK_SCALE_ARITH_##arith_, .backoff_divides = divides,                              \
+        .stop = AK_SCALER_STOP_##stop_                                                             \
     }
+#define DYN(...) DYN_STOP(AMPSCOPE, __VA_ARGS__)
 
 static const preset presets[] = {
     {"none",
@@ -109,7 +125,8 @@ static const preset presets[] = {
       .drop_overflow_update = true},
      "mindspore/train/loss_scale_manager.py FixedLossScaleManager() defaults"},
     /* DYN(rule, init, growth, backoff, window, hysteresis, min, max, refuse non-finite,
-     *     arithmetic, backoff divides by the growth factor) */
+     *     arithmetic, backoff divides by the growth factor);
+     * DYN_STOP(how its framework stops a run, the same ...) */
     {"dynamic", DYN(PYTORCH, 0x1p16f, 2.0, 0.5, 2000, 1, 0.0f, INFINITY, true, FP32, false),
      "PyTorch's GradScaler values in ampscope's fp32 arithmetic"},
     {"pytorch",
@@ -119,7 +136,8 @@ static const preset presets[] = {
     {"apex", DYN(PYTORCH, 0x1p16f, 2.0, 0.5, 2000, 1, 0.0f, 0x1p24f, false, DOUBLE, true),
      "apex/amp/scaler.py LossScaler.update_scale"},
     {"mindspore-manager",
-     DYN(PYTORCH, 0x1p24f, 2.0, 0.5, 2000, 1, 1.0f, INFINITY, false, DOUBLE, false),
+     DYN_STOP(MINDSPORE_BAD_STEPS, PYTORCH, 0x1p24f, 2.0, 0.5, 2000, 1, 1.0f, INFINITY, false,
+              DOUBLE, false),
      "mindspore/train/loss_scale_manager.py DynamicLossScaleManager.update_loss_scale"},
     {"mindspore-amp",
      DYN(MINDSPORE_AMP, 0x1p16f, 2.0, 0.5, 50, 1, 1.0f, INFINITY, true, FP32, true),
@@ -130,11 +148,14 @@ static const preset presets[] = {
     {"paddle-static", DYN(PADDLE, 0x1p15f, 2.0, 0.8, 1000, 2, 1.0f, INFINITY, true, FP32, false),
      "python/paddle/static/amp/decorator.py decorate() defaults and the update_loss_scaling op "
      "(paddle/phi/kernels/impl/amp_kernel_impl.h Update)"},
-    {"deepspeed", DYN(DEEPSPEED, 0x1p16f, 2.0, 0.5, 1000, 2, 1.0f, INFINITY, false, DOUBLE, true),
+    {"deepspeed",
+     DYN_STOP(DEEPSPEED_MIN, DEEPSPEED, 0x1p16f, 2.0, 0.5, 1000, 2, 1.0f, INFINITY, false, DOUBLE,
+              true),
      "deepspeed/runtime/fp16/loss_scaler.py DynamicLossScaler.update_scale with "
      "deepspeed/runtime/config.py's fp16 defaults (a dynamic-loss-scale key given)"},
     {"deepspeed-zero",
-     DYN(DEEPSPEED, 0x1p32f, 2.0, 0.5, 1000, 1, 1.0f, INFINITY, false, DOUBLE, true),
+     DYN_STOP(DEEPSPEED_MIN, DEEPSPEED, 0x1p32f, 2.0, 0.5, 1000, 1, 1.0f, INFINITY, false, DOUBLE,
+              true),
      "deepspeed/runtime/fp16/loss_scaler.py DynamicLossScaler() defaults, as ZeRO "
      "(deepspeed/runtime/zero/stage_1_and_2.py) builds it with no dynamic-loss-scale key"},
     {"deepspeed-fp16-optimizer",
@@ -149,6 +170,7 @@ static const preset presets[] = {
      "tf.keras 2: keras/mixed_precision/loss_scale_optimizer.py _DynamicLossScaleState.update"},
 };
 #undef DYN
+#undef DYN_STOP
 #define PRESET_COUNT (sizeof presets / sizeof presets[0])
 
 static const char preset_names[] =
@@ -275,6 +297,8 @@ int ak_scaler_validate(const ak_scaler_config *cfg, char *msg, size_t msg_len)
         return say(msg, msg_len, "--scale-window %ld: must be >= 1", (long)cfg->window);
     if (cfg->hysteresis < 1)
         return say(msg, msg_len, "--hysteresis %ld: must be >= 1", (long)cfg->hysteresis);
+    if ((unsigned)cfg->stop >= AK_SCALER_STOP_COUNT)
+        return say(msg, msg_len, "--loss-scale: stop rule %d is unknown", (int)cfg->stop);
     const bool has_hysteresis = cfg->rule == AK_SCALER_RULE_DEEPSPEED ||
                                 cfg->rule == AK_SCALER_RULE_MEGATRON ||
                                 cfg->rule == AK_SCALER_RULE_PADDLE;

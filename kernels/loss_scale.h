@@ -125,6 +125,20 @@ typedef enum ak_scale_arith {
 } ak_scale_arith;
 #define AK_SCALE_ARITH_COUNT 3
 
+/* How the policy's framework ends a run whose steps keep overflowing (the
+ * training loop applies it: experiments/train_limits.c).  A preset's row
+ * sets it; a framework that never stops a run leaves the default, and then
+ * ampscope's own rule (--diverge-after overflowing steps in a row) ends it. */
+typedef enum ak_scaler_stop {
+    AK_SCALER_STOP_AMPSCOPE = 0,           /* the framework never stops: ampscope's rule */
+    AK_SCALER_STOP_DEEPSPEED_MIN = 1,      /* DeepSpeed's DynamicLossScaler with
+                                              raise_error_at_min_scale (its default): an overflow
+                                              that would back off from the minimum scale raises */
+    AK_SCALER_STOP_MINDSPORE_BAD_STEPS = 2 /* MindSpore's DynamicLossScaleManager: more than
+                                              bad_step_max = 1000 overflows in a row raise */
+} ak_scaler_stop;
+#define AK_SCALER_STOP_COUNT 3
+
 typedef struct ak_scaler_config {
     ak_scaler_kind kind;
     ak_scaler_rule rule;          /* dynamic only */
@@ -140,6 +154,7 @@ typedef struct ak_scaler_config {
     bool drop_overflow_update;    /* an overflowing step is skipped (state.skip = 1) */
     ak_scale_arith arith;         /* the scale's number type and operation */
     bool backoff_divides;         /* a backoff is scale / growth_factor (one scale factor) */
+    ak_scaler_stop stop;          /* how the framework ends a diverged run (dynamic only) */
 } ak_scaler_config;
 
 /* The scaler's state, in backend memory for ak_loss_scale_update (fill it
@@ -158,8 +173,6 @@ typedef struct ak_scaler_state {
     int64_t growths;            /* steps at which the scale rose */
     int64_t backoffs;           /* steps at which the scale fell */
     int64_t overflows_in_a_row; /* overflowing steps in a row, up to the last step */
-    int64_t steps_at_min;       /* dynamic: steps in a row, up to the last, that ended with
-                                   master_scale <= min_scale (divergence detection); else 0 */
     double master_scale;        /* the framework's own number: the double scale of the
                                    double arithmetic (it may pass fp32's maximum, where
                                    scale is inf); for the fp32 ones equal to scale */
@@ -251,7 +264,6 @@ FPE_INLINE void ak_loss_scale_step(const ak_scaler_config *cfg, ak_scaler_state 
     s->inv_scale = cfg->arith == AK_SCALE_ARITH_DOUBLE ? (float)(1.0 / next) : 1.0f / s->scale;
     s->growths += next > old ? 1 : 0;
     s->backoffs += next < old ? 1 : 0;
-    s->steps_at_min = next <= (double)cfg->min_scale ? s->steps_at_min + 1 : 0;
 }
 
 /* ---- configuration (kernels/loss_scale.c) ----------------------------------- */

@@ -37,9 +37,12 @@ set linetype cycle 8
 
 fig_size = "size 960,540"
 fig_font = "font \"DejaVu Sans,10\""
+# ampscope sets out_tmp (".tmp.<pid>") to draw into temporary files that it renames over
+# out.png and out.svg once each is whole; by hand it is empty and the figures are written at once.
+if (!exists("out_tmp")) out_tmp = ""
 eval "set terminal pngcairo " . fig_size . " " . fig_font . " enhanced background rgb \"white\""
-set output out . ".png"
-draw_svg_too = "set output; eval \"set terminal svg \" . fig_size . \" \" . fig_font . \" enhanced dynamic background rgb 'white'\"; set output out . \".svg\"; replot; set output"
+set output out . ".png" . out_tmp
+draw_svg_too = "set output; eval \"set terminal svg \" . fig_size . \" \" . fig_font . \" enhanced dynamic background rgb 'white'\"; set output out . \".svg\" . out_tmp; replot; set output"
 
 # The distinct values of a text column, in order of first appearance, kept as
 # "|v1|v2|...|" so that a value may hold spaces (not "|"):

@@ -8,6 +8,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,20 +133,95 @@ static int write_script(rp_report *r, const char *name, char *why, size_t why_le
     return 0;
 }
 
-static bool nonempty_file(const char *dir, const char *name)
+/* ---- a figure written whole or not at all ---------------------------------------------
+ * gnuplot exits 0 when its output cannot be written (a full disk leaves an empty or cut-short
+ * file), so it draws into NAME.png.tmp.<pid> and NAME.svg.tmp.<pid>; each is checked whole and
+ * only then renamed over NAME.png and NAME.svg.  Until then the previous figures stay as they
+ * were. */
+static bool ends_with(const unsigned char *buf, size_t n, const char *tail, size_t tail_len)
 {
-    char *path = rp_join_path(dir, name);
-    struct stat st;
-    const bool ok = path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
-    free(path);
-    return ok;
+    return n >= tail_len && memcmp(buf + n - tail_len, tail, tail_len) == 0;
 }
 
-static void remove_in(const char *dir, const char *name)
+/* A PNG is whole when it starts with the signature and ends with the IEND chunk; an SVG when
+ * it ends with its closing tag (and whitespace). */
+static bool figure_whole(const char *path, bool png)
 {
-    char *path = rp_join_path(dir, name);
-    if (path) unlink(path);
-    free(path);
+    static const char png_sig[8] = "\x89PNG\r\n\x1a\n";
+    static const char png_end[12] = "\0\0\0\0IEND\xae\x42\x60\x82";
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    unsigned char head[8], tail[64];
+    size_t n_head = fread(head, 1, sizeof head, f), n_tail = 0;
+    if (fseek(f, -(long)sizeof tail, SEEK_END) != 0) rewind(f);
+    n_tail = fread(tail, 1, sizeof tail, f);
+    fclose(f);
+    if (png)
+        return n_head == 8 && memcmp(head, png_sig, 8) == 0 && ends_with(tail, n_tail, png_end, 12);
+    while (n_tail > 0 && (tail[n_tail - 1] == '\n' || tail[n_tail - 1] == '\r' ||
+                          tail[n_tail - 1] == ' ' || tail[n_tail - 1] == '\t'))
+        n_tail--;
+    return n_head > 0 && ends_with(tail, n_tail, "</svg>", 6);
+}
+
+/* Why gnuplot's file came out cut short: the file system's own answer to one more write
+ * (ENOSPC on a full disk, EDQUOT over a quota), or "" when a write now succeeds. */
+static void probe_write(const char *tmp, char *why, size_t len)
+{
+    why[0] = '\0';
+    const int fd = open(tmp, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, len, "%s", strerror(errno));
+        return;
+    }
+    static const char block[65536];
+    if (write(fd, block, sizeof block) < 0 || fsync(fd) != 0)
+        snprintf(why, len, "%s", strerror(errno));
+    close(fd);
+}
+
+/* Installs name.png and name.svg from their temporary files, both checked first.  keep
+ * false: only removes them.  Either way no temporary file is left.  RP_OK; RP_EPARTIAL when
+ * gnuplot wrote no file or a cut-short one where more could be written; RP_EIO when the file
+ * system refuses (why: the figure's path and the errno text). */
+static int install_figure(rp_report *r, const char *name, const char *tmp_suffix, bool keep,
+                          char *why, size_t why_len)
+{
+    char *final[2] = {NULL, NULL}, *tmp[2] = {NULL, NULL};
+    int rc = keep ? RP_OK : RP_EPARTIAL;
+    for (int k = 0; k < 2; k++) {
+        char file[300];
+        snprintf(file, sizeof file, "%s.%s", name, k ? "svg" : "png");
+        final[k] = rp_join_path(r->dir, file);
+        snprintf(file + strlen(file), sizeof file - strlen(file), "%s", tmp_suffix);
+        tmp[k] = rp_join_path(r->dir, file);
+    }
+    if (!final[0] || !final[1] || !tmp[0] || !tmp[1]) {
+        snprintf(why, why_len, "%s.png: out of memory", name);
+        rc = RP_EPARTIAL;
+    }
+    for (int k = 0; k < 2 && rc == RP_OK; k++) {
+        if (figure_whole(tmp[k], k == 0)) continue;
+        struct stat st;
+        char reason[256] = "";
+        const bool some = stat(tmp[k], &st) == 0 && st.st_size > 0;
+        if (some) probe_write(tmp[k], reason, sizeof reason);
+        if (reason[0])
+            snprintf(why, why_len, "%s: %s", final[k], reason);
+        else
+            snprintf(why, why_len, "gnuplot exited 0 but wrote %s %s.%s%s",
+                     some ? "a cut-short" : "no", name, k ? "svg" : "png",
+                     some ? "" : " (or an empty one)");
+        rc = reason[0] ? RP_EIO : RP_EPARTIAL;
+    }
+    for (int k = 0; k < 2 && rc == RP_OK; k++)
+        if (af_install(tmp[k], final[k], why, why_len) != AN_OK) rc = RP_EIO;
+    for (int k = 0; k < 2; k++) {
+        if (tmp[k]) unlink(tmp[k]); /* gone after an install; a leftover after a failure */
+        free(tmp[k]);
+        free(final[k]);
+    }
+    return rc;
 }
 
 /* The figure on the page: the PNG linking its SVG, its files, and how to
@@ -268,9 +345,10 @@ int rp_figure(rp_report *r, const char *script, const char *name, const char *ca
         return RP_EPARTIAL;
     }
     if (write_script(r, fs->name, why, sizeof why) != 0) {
+        rp_io_failed(r, why);
         rp_missing(r, what, why);
         sb_free(&expr);
-        return RP_EPARTIAL;
+        return RP_EIO;
     }
     if (!r->gnuplot) {
         r->n_undrawn++;
@@ -284,17 +362,32 @@ int rp_figure(rp_report *r, const char *script, const char *name, const char *ca
         return RP_EPARTIAL;
     }
 
-    char png[256], svg[256], script_path[256];
+    char png[256], script_path[256];
     snprintf(png, sizeof png, "%s.png", name);
-    snprintf(svg, sizeof svg, "%s.svg", name);
     snprintf(script_path, sizeof script_path, "plots/%s", fs->name);
-    remove_in(r->dir, png); /* a figure from an earlier run must not pass for this one */
-    remove_in(r->dir, svg);
     rp_progress(r, "drawing %s", png);
+    /* drawn into temporary files (common.gp's out_tmp); the page shows the command without */
+    char tmp_suffix[32];
+    snprintf(tmp_suffix, sizeof tmp_suffix, ".tmp.%ld", (long)getpid());
+    for (int k = 0; k < 2; k++) { /* what a killed report left */
+        char file[300];
+        snprintf(file, sizeof file, "%s.%s", name, k ? "svg" : "png");
+        char *path = rp_join_path(r->dir, file);
+        if (path) af_remove_stale(path, NULL, 0);
+        free(path);
+    }
+    sbuf run_expr = {0};
+    sb_add(&run_expr, sb_str(&expr));
+    sb_gnuplot_assign(&run_expr, "out_tmp", 7, tmp_suffix);
     char out[4096], state[64];
     int status = 0;
-    char *argv[] = {r->gnuplot, (char *)"-e", expr.p, script_path, NULL};
-    if (rp_run_program(r->gnuplot, argv, r->dir, out, sizeof out, &status, why, sizeof why) != 0) {
+    char *argv[] = {r->gnuplot, (char *)"-e", run_expr.p, script_path, NULL};
+    const int ran = run_expr.failed ? -1
+                                    : rp_run_program(r->gnuplot, argv, r->dir, out, sizeof out,
+                                                     &status, why, sizeof why);
+    if (run_expr.failed) snprintf(why, sizeof why, "out of memory");
+    sb_free(&run_expr);
+    if (ran != 0) {
         rp_missingf(r, what, "running %s: %s", r->gnuplot, why);
         sb_free(&expr);
         return RP_EPARTIAL;
@@ -303,18 +396,18 @@ int rp_figure(rp_report *r, const char *script, const char *name, const char *ca
         char line[512];
         rp_describe_status(status, state, sizeof state);
         rp_last_line(out, line, sizeof line);
+        install_figure(r, name, tmp_suffix, false, why, sizeof why); /* removes its files */
         rp_missingf(r, what, "gnuplot %s on %s with %s%s%s", state, script_path, in,
                     line[0] ? ": " : "", line);
         sb_free(&expr);
         return RP_EPARTIAL;
     }
-    for (int k = 0; k < 2; k++) {
-        const char *f = k ? svg : png;
-        if (!nonempty_file(r->dir, f)) {
-            rp_missingf(r, what, "gnuplot exited 0 but wrote no %s (or an empty one)", f);
-            sb_free(&expr);
-            return RP_EPARTIAL;
-        }
+    const int installed = install_figure(r, name, tmp_suffix, true, why, sizeof why);
+    if (installed != RP_OK) {
+        if (installed == RP_EIO) rp_io_failed(r, why);
+        rp_missing(r, what, why);
+        sb_free(&expr);
+        return installed;
     }
     emit_figure(r, fs->name, name, caption, in, expr.p);
     sb_free(&expr);

@@ -42,6 +42,11 @@ void rp_progress(rp_report *r, const char *fmt, ...)
     r->progress(r->progress_ctx, line);
 }
 
+void rp_io_failed(rp_report *r, const char *why)
+{
+    if (r && !r->io_failed[0]) snprintf(r->io_failed, sizeof r->io_failed, "%s", why);
+}
+
 char *rp_join_path(const char *dir, const char *name)
 {
     const size_t d = strlen(dir), n = d + strlen(name) + 2;
@@ -261,7 +266,10 @@ int rp_close(rp_report *r, char *msg, size_t msg_len)
     if (page.failed || r->body.failed || r->toc.failed || r->notes.failed || !path)
         rc = ut_fail(msg, msg_len, RP_EIO, "%s/index.html: out of memory", r->dir);
     else if (af_write(path, page.p, page.n, why, sizeof why) != AN_OK)
-        rc = ut_fail(msg, msg_len, RP_EIO, "%s", why);
+        rc = ut_fail(msg, msg_len, RP_EIO, "%s", r->io_failed[0] ? r->io_failed : why);
+    else if (r->io_failed[0])
+        rc = ut_fail(msg, msg_len, RP_EIO, "%s (%s/index.html names what was left out)",
+                     r->io_failed, r->dir);
     else if (r->n_undrawn)
         rc = ut_fail(msg, msg_len, RP_ENOGNUPLOT,
                      "%s: no figures drawn (install gnuplot: apt-get install gnuplot-nox); the "

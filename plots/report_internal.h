@@ -32,7 +32,8 @@ struct rp_report {
     bool scripts_written[RP_SCRIPT_SLOTS];
     rp_progress_fn *progress;
     void *progress_ctx;
-    size_t n_sweeps; /* rp_add_sweep calls: the second sweep's files are sweep2_* */
+    size_t n_sweeps;         /* rp_add_sweep calls: the second sweep's files are sweep2_* */
+    char io_failed[WHY_MAX]; /* the first file that could not be written, and why; "" if none */
 };
 
 /* ---- report.c ---- */
@@ -48,6 +49,9 @@ void rp_missingf(rp_report *r, const char *what, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* Keeps why (naming a file and the reason) when it is the report's first
+ * file that could not be written: rp_close then fails with it (RP_EIO). */
+void rp_io_failed(rp_report *r, const char *why);
 /* dir/name, malloc'ed (NULL when out of memory); "run/" gives "run/name". */
 char *rp_join_path(const char *dir, const char *name);
 /* Creates dir and its missing parents. */

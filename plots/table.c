@@ -22,6 +22,7 @@ int rp_write_csv(rp_report *r, const char *name, sbuf *text, const char *figure)
     if (rc == AN_ENOMEM) snprintf(why, sizeof why, "%s: out of memory", name);
     free(path);
     if (rc != AN_OK) {
+        rp_io_failed(r, why);
         rp_missing(r, figure, why);
         return RP_EIO;
     }

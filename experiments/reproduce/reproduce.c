@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "record_lock.h"
 #include "report.h"
 #include "util.h"
 
@@ -60,6 +61,45 @@ void repro_section_failed(repro_study *s, const char *what)
 }
 
 /* ---- the whole ------------------------------------------------------------------------ */
+/* The studies, in OUT (taken). */
+static int run_studies(repro_study *s, char *msg, size_t msg_len)
+{
+    const repro_options *o = s->o;
+    char runs[4096];
+    repro_path(s, runs, sizeof runs, "runs", NULL);
+    if (mkdir(runs, 0777) != 0 && errno != EEXIST)
+        return ut_fail(msg, msg_len, REPRO_EFAIL, "%s: %s", runs, strerror(errno));
+    if (o->progress)
+        fprintf(stderr, "ampscope reproduce --%s: expect about %.0f minutes on a 2-core CPU\n",
+                s->plan->name, s->plan->est_minutes);
+    char title[128];
+    snprintf(title, sizeof title, "ampscope: mixed-precision studies (--%s)", s->plan->name);
+    s->rep = rp_open(o->out_dir, title, msg, msg_len);
+    if (!s->rep) return REPRO_EFAIL;
+    repro_study_formats(s);
+    repro_study_underflow(s);
+    repro_study_rounding(s);
+    repro_study_modes(s);
+    repro_study_scalers(s);
+    const int rc = rp_close(s->rep, msg, msg_len);
+    if (s->interrupted)
+        return ut_fail(msg, msg_len, REPRO_EFAIL,
+                       "interrupted: the report in %s is partial; run the same command again to "
+                       "finish it (finished runs are reused)",
+                       o->out_dir);
+    repro_progress(s, "report: %s/index.html", o->out_dir);
+    if (rc == RP_ENOGNUPLOT)
+        return ut_fail(msg, msg_len, REPRO_EFAIL,
+                       "gnuplot is not installed, so the report has no figures (CSV files and "
+                       "tables are in %s): install it with apt-get install gnuplot-nox",
+                       o->out_dir);
+    if (rc != RP_OK) return REPRO_EFAIL;
+    if (s->failures)
+        return ut_fail(msg, msg_len, REPRO_EFAIL, "%d part(s) of the report could not be made",
+                       s->failures);
+    return 0;
+}
+
 int reproduce_run(const repro_options *o, char *msg, size_t msg_len)
 {
     repro_study s;
@@ -67,39 +107,22 @@ int reproduce_run(const repro_options *o, char *msg, size_t msg_len)
     s.o = o;
     s.plan = &repro_plans[o->level];
     s.t0 = ut_seconds();
-    if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST)
-        return ut_fail(msg, msg_len, REPRO_EINPUT, "--out %s: %s", o->out_dir, strerror(errno));
-    char runs[4096];
-    repro_path(&s, runs, sizeof runs, "runs", NULL);
-    if (mkdir(runs, 0777) != 0 && errno != EEXIST)
-        return ut_fail(msg, msg_len, REPRO_EFAIL, "%s: %s", runs, strerror(errno));
-    if (o->progress)
-        fprintf(stderr, "ampscope reproduce --%s: expect about %.0f minutes on a 2-core CPU\n",
-                s.plan->name, s.plan->est_minutes);
-    char title[128];
-    snprintf(title, sizeof title, "ampscope: mixed-precision studies (--%s)", s.plan->name);
-    s.rep = rp_open(o->out_dir, title, msg, msg_len);
-    if (!s.rep) return REPRO_EFAIL;
-    repro_study_formats(&s);
-    repro_study_underflow(&s);
-    repro_study_rounding(&s);
-    repro_study_modes(&s);
-    repro_study_scalers(&s);
-    const int rc = rp_close(s.rep, msg, msg_len);
-    if (s.interrupted)
-        return ut_fail(msg, msg_len, REPRO_EFAIL,
-                       "interrupted: the report in %s is partial; run the same command again to "
-                       "finish it (finished runs are reused)",
-                       o->out_dir);
-    repro_progress(&s, "report: %s/index.html", o->out_dir);
-    if (rc == RP_ENOGNUPLOT)
-        return ut_fail(msg, msg_len, REPRO_EFAIL,
-                       "gnuplot is not installed, so the report has no figures (CSV files and "
-                       "tables are in %s): install it with apt-get install gnuplot-nox",
-                       o->out_dir);
-    if (rc != RP_OK) return REPRO_EFAIL;
-    if (s.failures)
-        return ut_fail(msg, msg_len, REPRO_EFAIL, "%d part(s) of the report could not be made",
-                       s.failures);
-    return 0;
+    /* OUT held for the whole run: one writer, never the data's folder nor
+     * inside another record; its runs are its own */
+    const rec_input inputs[] = {{"--data", o->data_dir}};
+    const rec_out_dir want = {.option = "--out",
+                              .dir = o->out_dir,
+                              .command = "reproduce",
+                              .inputs = inputs,
+                              .n_inputs = 1,
+                              .reuse = true,
+                              .force = o->force};
+    char said[1024];
+    int lock_fd;
+    int rc = rec_take_out_dir(&want, &lock_fd, said, sizeof said, msg, msg_len);
+    if (rc) return rc == AN_EINVAL ? REPRO_EINPUT : REPRO_EFAIL;
+    if (said[0]) fprintf(stderr, "ampscope reproduce: %s\n", said);
+    rc = run_studies(&s, msg, msg_len);
+    rec_lock_release(lock_fd);
+    return rc;
 }

@@ -60,6 +60,7 @@ static int set_options(const repro_study *s, train_options *o, const char *dir, 
     if (!rc) rc = topt_set(o, "no-progress", NULL, msg, msg_len);
     if (!rc) rc = topt_set(o, "out", dir, msg, msg_len);
     if (!rc) rc = topt_finish(o, msg, msg_len);
+    o->owner_dir = s->o->out_dir; /* the runs lie in reproduce's folder, which it holds */
     return rc;
 }
 

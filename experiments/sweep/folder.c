@@ -1,21 +1,21 @@
-/* folder.c: the sweep's folder (sweep_internal.h): OUT and OUT/runs
- * made, sweep.lock taken, the leftovers of a killed rewrite removed, and
- * sweep.json written or compared, so that a folder holds one grid. */
-#define _GNU_SOURCE /* flock, O_CLOEXEC */
+/* folder.c: the sweep's folder (sweep_internal.h): OUT taken through the
+ * record lock (analyze/record_lock.h: one writer, never an input's folder
+ * nor inside another record, --force), the leftovers of a killed rewrite
+ * removed, sweep.json written or compared, so that a folder holds one
+ * grid, and OUT/runs made. */
 
 #include "sweep_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
 #include "record.h"
+#include "record_lock.h"
 #include "util.h"
 
 /* ---- folders and the sweep's identity -------------------------------------------------------- */
@@ -35,72 +35,84 @@ static json_t *describe(const sweep_options *o)
                      "grid", grid, "shared", shared, "runs", (json_int_t)o->grid.n_runs);
 }
 
+/* rec_out_dir's compatible: a sweep folder is this sweep's when it has no
+ * sweep.json yet or the same grid and shared options in it. */
+static bool same_sweep(const char *dir, void *ctx, char *why, size_t len)
+{
+    const json_t *mine = ctx;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, SW_SWEEP_JSON);
+    if (access(path, F_OK) != 0) return true;
+    json_error_t err;
+    json_t *old = json_load_file(path, 0, &err);
+    if (!old) {
+        snprintf(why, len, "has a damaged %s (%s, line %d)", path, err.text, err.line);
+        return false;
+    }
+    const bool same = json_equal(json_object_get(old, "grid"), json_object_get(mine, "grid")) &&
+                      json_equal(json_object_get(old, "shared"), json_object_get(mine, "shared"));
+    if (!same) {
+        /* its command line, so that it can be given again */
+        char cmd[2048];
+        const char *g = json_string_value(json_object_get(old, "grid_text"));
+        size_t n = (size_t)snprintf(cmd, sizeof cmd, "--grid \"%s\"", g ? g : "?");
+        json_t *v;
+        size_t i;
+        json_array_foreach(json_object_get(old, "shared"), i, v)
+        {
+            if (n < sizeof cmd && json_string_value(v))
+                n += (size_t)snprintf(cmd + n, sizeof cmd - n, " %s", json_string_value(v));
+        }
+        snprintf(why, len,
+                 "holds another sweep (%.1500s, in %.1000s): give that command to resume it", cmd,
+                 path);
+    }
+    json_decref(old);
+    return same;
+}
+
 /* Creates OUT and OUT/runs, or checks that OUT is this sweep's folder. */
 int sw_setup_folder(const sweep_options *o, int *lock_fd, char *msg, size_t len)
 {
-    if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST)
-        return ut_fail(msg, len, SW_EINPUT, "--out %s: cannot create it: %s", o->out_dir,
-                       strerror(errno));
-    struct stat st;
-    if (stat(o->out_dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return ut_fail(msg, len, SW_EINPUT, "--out %s: not a directory", o->out_dir);
-    char path[4200], why[512];
-    snprintf(path, sizeof path, "%s/sweep.lock", o->out_dir);
-    *lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (*lock_fd < 0) return ut_fail(msg, len, SW_EFAIL, "%s: %s", path, strerror(errno));
-    if (flock(*lock_fd, LOCK_EX | LOCK_NB) != 0)
-        return ut_fail(msg, len, SW_EINPUT,
-                       "--out %s: another sweep is running in it (%s is locked)", o->out_dir, path);
+    json_t *mine = describe(o);
+    if (!mine) return ut_fail(msg, len, SW_EFAIL, "out of memory");
+    /* what the runs read: --data and --init given to every run */
+    rec_input inputs[2];
+    size_t n_inputs = 0;
+    for (int i = 0; i + 1 < o->n_shared; i += 2)
+        if ((strcmp(o->shared[i], "--data") == 0 || strcmp(o->shared[i], "--init") == 0) &&
+            n_inputs < 2)
+            inputs[n_inputs++] = (rec_input){o->shared[i], o->shared[i + 1]};
+    const rec_out_dir want = {.option = "--out",
+                              .dir = o->out_dir,
+                              .command = "sweep",
+                              .inputs = inputs,
+                              .n_inputs = n_inputs,
+                              .reuse = true,
+                              .force = o->force,
+                              .compatible = same_sweep,
+                              .ctx = mine};
+    char path[4200], why[1024], said[1024];
+    int rc = rec_take_out_dir(&want, lock_fd, said, sizeof said, why, sizeof why);
+    if (rc) {
+        json_decref(mine);
+        return ut_fail(msg, len, rc == AN_EINVAL ? SW_EINPUT : SW_EFAIL, "%s", why);
+    }
+    if (said[0]) fprintf(stderr, "ampscope sweep: %s\n", said);
     /* what a sweep killed while it rewrote them left (under the lock, nobody
      * else writes them); unfinished runs' folders are redone whole */
     const char *ours[] = {SW_SWEEP_JSON, "summary.csv"};
-    for (size_t i = 0; i < sizeof ours / sizeof *ours; i++) {
+    for (size_t i = 0; !rc && i < sizeof ours / sizeof *ours; i++) {
         snprintf(path, sizeof path, "%s/%s", o->out_dir, ours[i]);
-        if (af_remove_stale(path, why, sizeof why) < 0)
-            return ut_fail(msg, len, SW_EFAIL, "%s", why);
+        if (af_remove_stale(path, why, sizeof why) < 0) rc = ut_fail(msg, len, SW_EFAIL, "%s", why);
     }
-    json_t *mine = describe(o);
-    if (!mine) return ut_fail(msg, len, SW_EFAIL, "out of memory");
     snprintf(path, sizeof path, "%s/%s", o->out_dir, SW_SWEEP_JSON);
-    int rc = SW_OK;
-    if (access(path, F_OK) == 0) {
-        json_error_t err;
-        json_t *old = json_load_file(path, 0, &err);
-        if (!old)
-            rc = ut_fail(msg, len, SW_EINPUT, "%s: %s (line %d)", path, err.text, err.line);
-        else if (!json_equal(json_object_get(old, "grid"), json_object_get(mine, "grid")) ||
-                 !json_equal(json_object_get(old, "shared"), json_object_get(mine, "shared"))) {
-            /* its command line, so that it can be given again */
-            char cmd[2048];
-            const char *g = json_string_value(json_object_get(old, "grid_text"));
-            size_t n = (size_t)snprintf(cmd, sizeof cmd, "--grid \"%s\"", g ? g : "?");
-            json_t *v;
-            size_t i;
-            json_array_foreach(json_object_get(old, "shared"), i, v)
-            {
-                if (n < sizeof cmd && json_string_value(v))
-                    n += (size_t)snprintf(cmd + n, sizeof cmd - n, " %s", json_string_value(v));
-            }
-            rc = ut_fail(msg, len, SW_EINPUT,
-                         "--out %s holds another sweep (%s, in %s): give that command to resume "
-                         "it, or another --out",
-                         o->out_dir, cmd, path);
-        }
-        json_decref(old);
-    } else {
-        /* a folder that holds something else is not taken over */
-        char runs[4200];
-        snprintf(runs, sizeof runs, "%s/runs", o->out_dir);
-        if (access(runs, F_OK) == 0)
-            rc = ut_fail(msg, len, SW_EINPUT, "--out %s has runs/ but no %s: not a sweep folder",
-                         o->out_dir, SW_SWEEP_JSON);
-        if (!rc && rec_write_json(path, mine, JSON_INDENT(2), why, sizeof why) != AN_OK)
-            rc = ut_fail(msg, len, SW_EFAIL, "%s", why);
-    }
+    if (!rc && access(path, F_OK) != 0 &&
+        rec_write_json(path, mine, JSON_INDENT(2), why, sizeof why) != AN_OK)
+        rc = ut_fail(msg, len, SW_EFAIL, "%s", why);
     json_decref(mine);
-    if (rc) return rc;
     snprintf(path, sizeof path, "%s/runs", o->out_dir);
-    if (mkdir(path, 0777) != 0 && errno != EEXIST)
-        return ut_fail(msg, len, SW_EFAIL, "%s: %s", path, strerror(errno));
-    return SW_OK;
+    if (!rc && mkdir(path, 0777) != 0 && errno != EEXIST)
+        rc = ut_fail(msg, len, SW_EFAIL, "%s: %s", path, strerror(errno));
+    return rc;
 }

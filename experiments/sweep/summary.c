@@ -79,15 +79,14 @@ const char *sw_interrupted(const sw_sweep *s, int rank)
     return text;
 }
 
-int sw_write_summary(const sw_sweep *s)
+int sw_write_summary(sw_sweep *s)
 {
-    char path[4200], msg[512];
+    char path[4200];
+    char *msg = s->summary_error;
+    const size_t msg_len = sizeof s->summary_error;
     snprintf(path, sizeof path, "%s/summary.csv", s->o->out_dir);
     af_file f;
-    if (af_begin(&f, path, msg, sizeof msg) != 0) {
-        fprintf(stderr, "ampscope sweep: %s\n", msg);
-        return -1;
-    }
+    if (af_begin(&f, path, msg, msg_len) != 0) return -1;
     const sw_grid *g = &s->o->grid;
     for (size_t a = 0; a < g->n_axes; a++)
         fprintf(f.fp, "%s,", g->axes[a].name);
@@ -119,10 +118,8 @@ int sw_write_summary(const sw_sweep *s)
         else
             fprintf(f.fp, ",%s,%s\n", sw_state_name(r->state), r->reason);
     }
-    if (af_commit(&f, msg, sizeof msg) != 0) {
-        fprintf(stderr, "ampscope sweep: %s\n", msg);
-        return -1;
-    }
+    if (af_commit(&f, msg, msg_len) != 0) return -1;
+    msg[0] = '\0';
     return 0;
 }
 

@@ -179,7 +179,10 @@ int sweep_run(const sweep_options *o, char *msg, size_t len)
         printf("sweep: %zu runs: %zu ok, %zu diverged, %zu failed, %zu not run; %s/summary.csv\n",
                s.n, ok, diverged, failed, s.n - ok - diverged - failed, o->out_dir);
     }
-    if (s.rank == 0 && ut_stop_requested())
+    if (s.rank == 0 && s.summary_error[0])
+        rc = ut_fail(msg, len, SW_EFAIL, "%s (%zu of %zu runs ok or diverged, %zu failed)",
+                     s.summary_error, ok + diverged, s.n, failed);
+    else if (s.rank == 0 && ut_stop_requested())
         rc = ut_fail(msg, len, SW_EFAIL,
                      "stopped by signal %d: %zu of %zu runs done; the same command again "
                      "trains the rest",

@@ -71,6 +71,7 @@ typedef struct sw_sweep {
     int rank, size;
     bool stopping; /* a signal came: no new runs */
     double t0;
+    char summary_error[512]; /* why the last rewrite of summary.csv failed; "" when it did not */
 } sw_sweep;
 
 /* sweep.c */
@@ -105,12 +106,14 @@ bool sw_read_marker(const sw_sweep *s, size_t run, sw_result *r);
 /* summary.c */
 /* The reason of a run in flight that no result came for. */
 const char *sw_interrupted(const sw_sweep *s, int rank);
-int sw_write_summary(const sw_sweep *s);
+/* Rewrites summary.csv atomically: 0, or -1 with the reason (the file and
+ * its errno text) in s->summary_error, which a later success clears. */
+int sw_write_summary(sw_sweep *s);
 /* Rank 0: a run ended (or, RS_PENDING, came back unstarted). */
 void sw_record(sw_sweep *s, const sw_result *res, int rank, bool reused);
 
 /* folder.c: creates OUT and OUT/runs, or checks that OUT is this sweep's
- * folder; takes sweep.lock (*lock_fd).  SW_OK, or a status with msg. */
+ * folder; takes its record lock (*lock_fd).  SW_OK, or a status with msg. */
 int sw_setup_folder(const sweep_options *o, int *lock_fd, char *msg, size_t len);
 
 /* queue.c */

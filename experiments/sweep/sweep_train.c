@@ -53,6 +53,7 @@ static int point_options(const sweep_options *o, const sw_grid *g, size_t run, c
     if (!rc) rc = topt_set(t, "no-progress", NULL, msg, len);
     if (!rc) rc = topt_set(t, "out", dir, msg, len);
     if (!rc) rc = topt_finish(t, msg, len);
+    t->owner_dir = o->out_dir; /* the runs lie in the sweep's folder, which it holds */
     return rc;
 }
 
@@ -140,7 +141,7 @@ int sw_train_start(const sweep_options *o, size_t run, const char *dir, int log_
         signal(SIGTERM, SIG_DFL);
         if (dup2(log_fd, STDOUT_FILENO) < 0 || dup2(log_fd, STDERR_FILENO) < 0) _exit(127);
         close(log_fd);
-        /* nothing else of the parent's: not its sweep.lock (a run outliving
+        /* nothing else of the parent's: not its record lock (a run outliving
          * a killed sweep for a moment must not lock out the next one), not
          * MPI's connections; as exec did with them */
         close_range(3, ~0U, 0);

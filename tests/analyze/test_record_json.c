@@ -137,6 +137,95 @@ START_TEST(run_json_rejects)
 }
 END_TEST
 
+/* "given" and "resumes": written, read back, appended to; absent in older records */
+START_TEST(run_json_given)
+{
+    char dir[128], path[256], msg[512];
+    new_dir(dir, sizeof dir);
+    path_in(path, sizeof path, dir, "run.json");
+    rec_run *r = rec_run_new("0.1.0", "x", "cpu", "d");
+    ck_assert_uint_eq(rec_run_arg_lists(r), 0); /* none yet */
+    ck_assert_int_eq(rec_run_add_resume(r, 3, NULL, 0), AN_EINVAL);
+    ck_assert_int_eq(rec_run_write(r, path, msg, sizeof msg), AN_OK);
+    char *text = slurp(path);
+    ck_assert_ptr_null(strstr(text, "\"given\""));
+    ck_assert_ptr_null(strstr(text, "\"resumes\""));
+    free(text);
+    const char *given[] = {"--net", "mlp", "--no-progress", "--lr", "0.01"};
+    ck_assert_int_eq(rec_run_set_given(r, given, 5), AN_OK);
+    const char *bad[] = {"--net", "\xff"};
+    ck_assert_int_eq(rec_run_set_given(r, bad, 2), AN_EINVAL);
+    ck_assert_int_eq(rec_run_add_resume(r, -1, given, 1), AN_EINVAL);
+    ck_assert_int_eq(rec_run_write(r, path, msg, sizeof msg), AN_OK);
+    text = slurp(path);
+    ck_assert_ptr_nonnull(strstr(text, "\"given\": [\n    \"--net\",\n    \"mlp\",\n    "
+                                       "\"--no-progress\",\n    \"--lr\",\n    \"0.01\"\n  ],\n"
+                                       "  \"resumes\": [],\n  \"options\""));
+    free(text);
+    rec_run *back = rec_run_read(path, msg, sizeof msg);
+    ck_assert_msg(back != NULL, "%s", msg);
+    ck_assert_uint_eq(rec_run_arg_lists(back), 1);
+    int64_t step = -1;
+    ck_assert_uint_eq(rec_run_args(back, 0, &step), 5);
+    ck_assert_int_eq(step, 0);
+    ck_assert_str_eq(rec_run_arg(back, 0, 2), "--no-progress");
+    ck_assert_ptr_null(rec_run_arg(back, 0, 5));
+    ck_assert_uint_eq(rec_run_args(back, 1, NULL), 0);
+    const char *more[] = {"--steps", "400"}, *again[] = {"--epochs", "9"};
+    ck_assert_int_eq(rec_run_add_resume(back, 120, more, 2), AN_OK);
+    ck_assert_int_eq(rec_run_add_resume(back, 0, again, 2), AN_OK);
+    ck_assert_int_eq(rec_run_write(back, path, msg, sizeof msg), AN_OK);
+    rec_run *twice = rec_run_read(path, msg, sizeof msg);
+    ck_assert_msg(twice != NULL, "%s", msg);
+    ck_assert_uint_eq(rec_run_arg_lists(twice), 3);
+    ck_assert_uint_eq(rec_run_args(twice, 1, &step), 2);
+    ck_assert_int_eq(step, 120);
+    ck_assert_str_eq(rec_run_arg(twice, 1, 1), "400");
+    ck_assert_uint_eq(rec_run_args(twice, 2, &step), 2);
+    ck_assert_int_eq(step, 0);
+    ck_assert_str_eq(rec_run_arg(twice, 2, 0), "--epochs");
+    ck_assert_uint_eq(rec_run_args(twice, 3, &step), 0);
+    /* setting "given" again starts the resumes over */
+    ck_assert_int_eq(rec_run_set_given(twice, given, 2), AN_OK);
+    ck_assert_uint_eq(rec_run_arg_lists(twice), 1);
+    rec_run_free(twice);
+    rec_run_free(back);
+    rec_run_free(r);
+
+    static const struct {
+        const char *lists, *part;
+    } broken[] = {
+        {"\"given\": {}", "\"given\" is not an array of strings"},
+        {"\"given\": [\"--net\", 3]", "\"given\": item 1 is not a string"},
+        {"\"resumes\": []", "\"resumes\" without \"given\""},
+        {"\"given\": [], \"resumes\": {}", "\"resumes\" is not an array"},
+        {"\"given\": [], \"resumes\": [3]", "\"resumes\" entry 0 has no \"step\" >= 0"},
+        {"\"given\": [], \"resumes\": [{\"step\": -1, \"given\": []}]",
+         "\"resumes\" entry 0 has no \"step\" >= 0"},
+        {"\"given\": [], \"resumes\": [{\"step\": 1.5, \"given\": []}]",
+         "\"resumes\" entry 0 has no \"step\" >= 0"},
+        {"\"given\": [], \"resumes\": [{\"step\": 1, \"given\": [], \"x\": 1}, {\"step\": 2}]",
+         "\"resumes\" entry 1 is not an array of strings"},
+        {"\"given\": [], \"resumes\": [{\"step\": 1, \"given\": [null]}]",
+         "\"resumes\" entry 0: item 0 is not a string"},
+        {"\"given\": [\"a\\u0000b\"]", "run.json:1:"},
+        {"\"given\": [\"\xc3\x28\"]", "run.json:1:"},
+    };
+    for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+        char doc[1024];
+        snprintf(doc, sizeof doc,
+                 "{\"record_version\": 1, \"ampscope_version\": \"a\", \"git_revision\": \"b\", "
+                 "\"backend\": \"c\", \"device\": \"d\", \"start_time\": null, \"end_time\": "
+                 "null, %s, \"options\": {}}",
+                 broken[i].lists);
+        put_file(path, doc);
+        ck_assert_ptr_null(rec_run_read(path, msg, sizeof msg));
+        ASSERT_MSG(msg, path);
+        ASSERT_MSG(msg, broken[i].part);
+    }
+}
+END_TEST
+
 static Suite *record_json_suite(void)
 {
     Suite *s = suite_create("analyze_record_json");
@@ -144,6 +233,7 @@ static Suite *record_json_suite(void)
     tcase_add_unchecked_fixture(tc, base_setup, base_teardown);
     tcase_add_test(tc, run_json_round_trip);
     tcase_add_test(tc, run_json_rejects);
+    tcase_add_test(tc, run_json_given);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -197,4 +197,41 @@ bad 'install dataset-fashion-mnist or give --data DIR' --net mlp --samples 0:1 -
 bad "backend" --net mlp --samples 0:1 "${ok[@]}" --backend nope
 [[ ! -e $TMP/x ]] || fail "a refused command wrote its --out"
 
+# ---- --init with a NaN or an infinity: bad input, naming the tensor and the index ----
+# poke FILE TENSOR-OFFSET BYTES: BYTES (octal escapes) at that offset of make_init's data
+poke() {
+    local n
+    n=$(od -An -t u8 -N 8 "$1" | tr -d ' ')
+    # shellcheck disable=SC2059
+    printf "$3" | dd of="$1" bs=1 seek=$((8 + n + $2)) conv=notrunc status=none
+}
+# zero-mlp's data: fc1.weight (BF16, 401408 bytes), fc1.bias (F32, 1024), fc2.weight (F16,
+# 131072), fc2.bias (F32, 1024), ...
+cp "$TMP/zero-mlp" "$TMP/nan-mlp"
+poke "$TMP/nan-mlp" $((401408 + 1024 + 131072 + 17 * 4)) '\0\0\300\177' # fp32 NaN
+bad "$TMP/nan-mlp: tensor fc2.bias has nan at index 17" --net mlp --samples 0:1 \
+    --init "$TMP/nan-mlp" --data "$TMP/tiny" --out "$TMP/x" "${common[@]}"
+cp "$TMP/zero-mlp" "$TMP/inf-mlp"
+poke "$TMP/inf-mlp" $((3 * 2)) '\200\177' # bf16 +inf
+bad "$TMP/inf-mlp: tensor fc1.weight has inf at index 3" --net mlp --samples 0:1 \
+    --init "$TMP/inf-mlp" --data "$TMP/tiny" --out "$TMP/x" "${common[@]}"
+cp "$TMP/zero-mlp" "$TMP/ninf-mlp"
+poke "$TMP/ninf-mlp" $((401408 + 1024 + 65535 * 2)) '\0\374' # fp16 -inf, the last element
+bad "$TMP/ninf-mlp: tensor fc2.weight has -inf at index 65535" --net mlp --samples 0:1 \
+    --init "$TMP/ninf-mlp" --data "$TMP/tiny" --out "$TMP/x" "${common[@]}"
+[[ ! -e $TMP/x ]] || fail "a refused command wrote its --out"
+# train --init too (simplenet: its data are drawn, not read)
+make_init "$TMP/nan-sn" fc1.weight:F32:8,8 fc1.bias:F32:8 fc2.weight:F32:8,8 fc2.bias:F32:8
+poke "$TMP/nan-sn" $((256 + 32 + 5 * 4)) '\0\0\300\377' # fp32 -NaN
+run "$A" train --net simplenet --width 8 --depth 2 --steps 1 --init "$TMP/nan-sn" --out "$TMP/t" \
+    "${common[@]}" --no-progress
+expect_status 2
+expect_err_has "--init: $TMP/nan-sn: tensor fc2.weight has nan at index 5"
+[[ $(printf '%s\n' "$ERR" | wc -l) == 1 ]] || fail "not one line"
+# a checkpoint whose tensor data do not match their checksum
+cp "$TMP/mlp/checkpoint.safetensors" "$TMP/flipped"
+printf '\1' | dd of="$TMP/flipped" bs=1 seek=$(($(stat -c %s "$TMP/flipped") - 1)) conv=notrunc status=none
+bad "$TMP/flipped: the tensor data's CRC-32 is" --net mlp --samples 0:1 --init "$TMP/flipped" \
+    --data "$TMP/tiny" --out "$TMP/x" "${common[@]}"
+
 finish

@@ -101,7 +101,7 @@ bad "RUN_DIR $TMP/nosuch: no such directory" "$TMP/nosuch" --out "$TMP/x2"
 bad "RUN_DIR $TMP/run/steps.csv: no such directory" "$TMP/run/steps.csv" --out "$TMP/x3"
 bad "unknown option '--frobnicate'" "$TMP/run" --frobnicate 3 --out "$TMP/x4"
 bad '--out' "$TMP/run" --out
-bad 'is a RUN_DIR' "$TMP/run" --out "$TMP/run"
+bad "--out $TMP/run is RUN_DIR $TMP/run" "$TMP/run" --out "$TMP/run"
 [[ ! -e $TMP/x1 && ! -e $TMP/x2 && ! -e $TMP/x3 && ! -e $TMP/x4 ]] || fail "a refused report wrote files"
 [[ ! -e $TMP/run/index.html ]] || fail "a report was written into the run"
 

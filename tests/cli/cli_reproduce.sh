@@ -88,7 +88,7 @@ expect_status 2
 expect_err_has "--backend wants cpu, cuda or auto, got 'tpu'"
 run "$A" reproduce --smoke --data "$TMP/nowhere" --out "$TMP/x"
 expect_status 2
-expect_err_has "--data $TMP/nowhere: cannot read it"
+expect_err_has "--data $TMP/nowhere: No such file or directory"
 run "$A" reproduce --smoke --steps 3 --out "$TMP/x"
 expect_status 2
 expect_err_has "unknown option '--steps'"

@@ -83,14 +83,20 @@ CHECKS=$((CHECKS + 1))
 [[ $(mtimes "$TMP/s") == "$before" ]] || fail "a finished run was redone"
 CHECKS=$((CHECKS + 1))
 cmp -s "$S" "$TMP/clean.csv" || fail "the rerun's summary differs: $(diff "$S" "$TMP/clean.csv")"
-# an unfinished run (no marker) is trained again from scratch
+# an unfinished run (no marker) is trained again from scratch; a file ampscope did not write
+# in it is not removed: the sweep is refused, naming it
 rm "$TMP/s/runs/2-O3-2/done.json"
 touch "$TMP/s/runs/2-O3-2/stray"
+run "$A" sweep --grid "$GRID" "${SHARED[@]}" --out "$TMP/s" --no-progress
+expect_status 2
+expect_err_has "--out $TMP/s holds runs/2-O3-2/stray, which ampscope did not write"
+rm "$TMP/s/runs/2-O3-2/stray"
+touch "$TMP/s/runs/2-O3-2/steps.csv.tmp.999999" # a killed atomic write's
 run "$A" sweep --grid "$GRID" "${SHARED[@]}" --out "$TMP/s" --no-progress
 expect_status 0
 expect_err_empty
 CHECKS=$((CHECKS + 1))
-[[ -s $TMP/s/runs/2-O3-2/done.json && ! -e $TMP/s/runs/2-O3-2/stray ]] ||
+[[ -s $TMP/s/runs/2-O3-2/done.json && ! -e $TMP/s/runs/2-O3-2/steps.csv.tmp.999999 ]] ||
     fail "the unfinished run was not redone from scratch"
 CHECKS=$((CHECKS + 1))
 [[ $(no_wall "$S") == $(no_wall "$TMP/clean.csv") ]] || fail "the redone run differs"
@@ -212,7 +218,7 @@ bad "unknown option '--bogus'" --grid "seed=1" --bogus 3 --out "$TMP/bad"
 bad "--seed is both a grid axis and a shared option" --grid "seed=1,2" --seed 3 --out "$TMP/bad"
 bad "--jobs wants an integer in [1, 1024], got '0'" --grid "seed=1" --jobs 0 --out "$TMP/bad"
 bad "--resume is not a sweep option" --grid "seed=1" --resume x --out "$TMP/bad"
-bad "--out $TMP/nowhere/bad: cannot create it" --grid "seed=1" --net mlp --out "$TMP/nowhere/bad"
+bad "--out $TMP/nowhere/bad: no folder $TMP/nowhere (make it first)" --grid "seed=1" --net mlp --out "$TMP/nowhere/bad"
 # a folder holding another sweep, or something else, is refused
 run "$A" sweep --grid "mode=O2" "${SHARED[@]}" --out "$TMP/s"
 expect_status 2
@@ -223,7 +229,7 @@ expect_err_has "holds another sweep"
 mkdir -p "$TMP/other/runs"
 run "$A" sweep --grid "seed=1" --net mlp --out "$TMP/other"
 expect_status 2
-expect_err_has "has runs/ but no sweep.json"
+expect_err_has "--out $TMP/other holds a reproduce folder: give --force to replace it"
 
 run "$A" sweep --help
 expect_status 0

@@ -8,6 +8,7 @@
 #   links_exist DIR             every href/src of DIR/index.html names a file in DIR
 #   figure_ok DIR NAME          DIR/NAME.png is a PNG of some size, DIR/NAME.svg an SVG
 #   finish                      prints a summary; exits 1 if anything failed
+#   run_json_list FILE [N]      run.json's "given" strings (or the N-th resume's), one line
 #
 # A failed expectation is reported with the command and the test goes on, so
 # one run shows every difference.
@@ -111,4 +112,14 @@ not_redone() {
         b=$(sed -n "$((k + 1))p" <<<"$1")
         [[ $b == none || $b == $(sed -n "$((k + 1))p" <<<"$2") ]] || fail "${NAMES[k]} was redone"
     done
+}
+
+# run.json's "given" list (or, with N, the N-th entry of "resumes"'s), as written with an
+# indent of 2: the strings on one line, each followed by a space
+run_json_list() {
+    awk -v want="${2:-given}" '
+        want == "given" && /^  "given": \[/ { f = 1; next }
+        want != "given" && /^      "given": \[/ { if (n++ == want) { f = 1; next } }
+        f && /^ *\],?$/ { exit }
+        f { sub(/^ *"/, ""); sub(/",?$/, ""); printf "%s ", $0 }' "$1"
 }

@@ -53,11 +53,11 @@ static void run_op(ak_backend *b, const ak_scaler_config *cfg, const ak_scaler_s
 static void print_state(const char *who, const ak_scaler_state *s)
 {
     printf("  %s: scale %a inv %a skip %g hyst %d good %lld steps %lld overflows %lld skipped %lld "
-           "growths %lld backoffs %lld in_a_row %lld at_min %lld master %a\n",
+           "growths %lld backoffs %lld in_a_row %lld master %a\n",
            who, (double)s->scale, (double)s->inv_scale, (double)s->skip, (int)s->hysteresis_left,
            (long long)s->good, (long long)s->steps, (long long)s->overflows, (long long)s->skipped,
            (long long)s->growths, (long long)s->backoffs, (long long)s->overflows_in_a_row,
-           (long long)s->steps_at_min, s->master_scale);
+           s->master_scale);
 }
 
 /* The index of the first step whose states differ, or n. */

@@ -20,7 +20,7 @@ typedef struct trajectory {
     int32_t window; /* overrides the preset's window */
     const char *events;
     float scale[16];
-    int64_t growths, backoffs, good, steps_at_min;
+    int64_t growths, backoffs, good;
     int32_t hysteresis_left;
 } trajectory;
 
@@ -40,8 +40,6 @@ static void check_trajectory(const trajectory *t)
     ck_assert_msg(s.growths == t->growths, "%s: growths %lld", what, (long long)s.growths);
     ck_assert_msg(s.backoffs == t->backoffs, "%s: backoffs %lld", what, (long long)s.backoffs);
     ck_assert_msg(s.good == t->good, "%s: good %lld", what, (long long)s.good);
-    ck_assert_msg(s.steps_at_min == t->steps_at_min, "%s: steps_at_min %lld", what,
-                  (long long)s.steps_at_min);
     ck_assert_msg(s.hysteresis_left == t->hysteresis_left, "%s: hysteresis_left %d", what,
                   (int)s.hysteresis_left);
     ck_assert_int_eq(s.skipped, s.overflows); /* every preset drops overflowing updates */
@@ -64,7 +62,6 @@ static const trajectory sequence_a[] = {
      3,
      4,
      0,
-     0,
      1},
     {"apex",
      0x1p16f,
@@ -75,7 +72,6 @@ static const trajectory sequence_a[] = {
      3,
      4,
      0,
-     0,
      1},
     {"mindspore-manager",
      0x1p24f,
@@ -85,7 +81,6 @@ static const trajectory sequence_a[] = {
       0x1p23f, 0x1p22f, 0x1p22f, 0x1p22f, 0x1p23f},
      3,
      4,
-     0,
      0,
      1},
     /* the counter wraps: (2 + 1) mod 3 = 0 at each growth */
@@ -98,7 +93,6 @@ static const trajectory sequence_a[] = {
      3,
      4,
      0,
-     0,
      1},
     {"paddle",
      0x1p16f,
@@ -108,7 +102,6 @@ static const trajectory sequence_a[] = {
       0x1p15f, 0x1p14f, 0x1p14f, 0x1p14f, 0x1p15f},
      3,
      4,
-     0,
      0,
      1},
     /* good = steps since the last overflow (12), not zeroed at growth: 3 */
@@ -121,7 +114,6 @@ static const trajectory sequence_a[] = {
      3,
      2,
      3,
-     0,
      2},
     {"megatron",
      0x1p32f,
@@ -131,7 +123,6 @@ static const trajectory sequence_a[] = {
       0x1p33f, 0x1p32f, 0x1p32f, 0x1p32f, 0x1p33f},
      3,
      2,
-     0,
      0,
      2},
     {"keras",
@@ -143,24 +134,23 @@ static const trajectory sequence_a[] = {
      3,
      4,
      0,
-     0,
      1},
 };
 
 /* Six overflows in a row from 8: without a floor the scale halves every
- * time; with floor 1 it stops there and steps_at_min counts the steps
- * that ended at 1; with hysteresis 2 the first overflow is absorbed. */
+ * time; with floor 1 it stops there; with hysteresis 2 the first overflow
+ * is absorbed. */
 #define SEQ_FLOOR "OOOOOO"
 
 static const trajectory sequence_floor[] = {
-    {"pytorch", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 0.5f, 0.25f, 0.125f}, 0, 6, 0, 0, 1},
-    {"apex", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 0.5f, 0.25f, 0.125f}, 0, 6, 0, 0, 1},
-    {"mindspore-manager", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 0, 3, 0, 4, 1},
-    {"mindspore-amp", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 0, 3, 0, 4, 1},
-    {"paddle", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 0.5f, 0.25f, 0.125f}, 0, 6, 0, 0, 1},
-    {"deepspeed", 8.0f, 3, SEQ_FLOOR, {8.0f, 4.0f, 2.0f, 1.0f, 1.0f, 1.0f}, 0, 3, 0, 3, 1},
-    {"megatron", 8.0f, 3, SEQ_FLOOR, {8.0f, 4.0f, 2.0f, 1.0f, 1.0f, 1.0f}, 0, 3, 0, 3, 1},
-    {"keras", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 0.5f, 0.25f, 0.125f}, 0, 6, 0, 0, 1},
+    {"pytorch", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 0.5f, 0.25f, 0.125f}, 0, 6, 0, 1},
+    {"apex", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 0.5f, 0.25f, 0.125f}, 0, 6, 0, 1},
+    {"mindspore-manager", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 0, 3, 0, 1},
+    {"mindspore-amp", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 1.0f, 1.0f, 1.0f}, 0, 3, 0, 1},
+    {"paddle", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 0.5f, 0.25f, 0.125f}, 0, 6, 0, 1},
+    {"deepspeed", 8.0f, 3, SEQ_FLOOR, {8.0f, 4.0f, 2.0f, 1.0f, 1.0f, 1.0f}, 0, 3, 0, 1},
+    {"megatron", 8.0f, 3, SEQ_FLOOR, {8.0f, 4.0f, 2.0f, 1.0f, 1.0f, 1.0f}, 0, 3, 0, 1},
+    {"keras", 8.0f, 3, SEQ_FLOOR, {4.0f, 2.0f, 1.0f, 0.5f, 0.25f, 0.125f}, 0, 6, 0, 1},
 };
 
 /* Window 1 near the top: three growths asked for, then an overflow.
@@ -173,8 +163,8 @@ static const trajectory sequence_floor[] = {
 #define SEQ_TOP "CCCO"
 
 static const trajectory sequence_top[] = {
-    {"pytorch", 0x1p126f, 1, SEQ_TOP, {0x1p127f, 0x1p127f, 0x1p127f, 0x1p126f}, 1, 1, 0, 0, 1},
-    {"apex", 0x1p23f, 1, SEQ_TOP, {0x1p24f, 0x1p24f, 0x1p24f, 0x1p23f}, 1, 1, 0, 0, 1},
+    {"pytorch", 0x1p126f, 1, SEQ_TOP, {0x1p127f, 0x1p127f, 0x1p127f, 0x1p126f}, 1, 1, 0, 1},
+    {"apex", 0x1p23f, 1, SEQ_TOP, {0x1p24f, 0x1p24f, 0x1p24f, 0x1p23f}, 1, 1, 0, 1},
     {"mindspore-manager",
      0x1p126f,
      1,
@@ -183,23 +173,13 @@ static const trajectory sequence_top[] = {
      3,
      1,
      0,
-     0,
      1},
-    {"mindspore-amp",
-     0x1p126f,
-     1,
-     SEQ_TOP,
-     {0x1p127f, 0x1p127f, 0x1p127f, 0x1p126f},
-     1,
-     1,
-     0,
-     0,
-     1},
-    {"paddle", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 0, 1},
+    {"mindspore-amp", 0x1p126f, 1, SEQ_TOP, {0x1p127f, 0x1p127f, 0x1p127f, 0x1p126f}, 1, 1, 0, 1},
+    {"paddle", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 1},
     /* hysteresis 2: the overflow is absorbed anyway */
-    {"deepspeed", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 3, 0, 0, 0, 1},
-    {"megatron", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 0, 1},
-    {"keras", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 0, 1},
+    {"deepspeed", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 3, 0, 0, 1},
+    {"megatron", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 1},
+    {"keras", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 1},
 };
 
 START_TEST(presets_sequence_a) { check_trajectory(&sequence_a[_i]); }
@@ -289,6 +269,48 @@ START_TEST(preset_values)
 }
 END_TEST
 
+/* How each preset's framework ends a run that keeps overflowing, from its
+ * source: DeepSpeed's DynamicLossScaler raises at an overflow at its minimum
+ * scale, MindSpore's DynamicLossScaleManager after more than 1000 overflows
+ * in a row (deepspeed and deepspeed-zero build that DynamicLossScaler; the
+ * FP16_Optimizer has its own update, which never raises); the others never
+ * stop a run, so ampscope's rule applies. */
+START_TEST(preset_stops)
+{
+    static const struct {
+        const char *name;
+        ak_scaler_stop stop;
+    } want[] = {
+        {"none", AK_SCALER_STOP_AMPSCOPE},
+        {"fixed", AK_SCALER_STOP_AMPSCOPE},
+        {"dynamic", AK_SCALER_STOP_AMPSCOPE},
+        {"pytorch", AK_SCALER_STOP_AMPSCOPE},
+        {"apex", AK_SCALER_STOP_AMPSCOPE},
+        {"mindspore-manager", AK_SCALER_STOP_MINDSPORE_BAD_STEPS},
+        {"mindspore-amp", AK_SCALER_STOP_AMPSCOPE},
+        {"paddle", AK_SCALER_STOP_AMPSCOPE},
+        {"deepspeed", AK_SCALER_STOP_DEEPSPEED_MIN},
+        {"megatron", AK_SCALER_STOP_AMPSCOPE},
+        {"keras", AK_SCALER_STOP_AMPSCOPE},
+        /* the update_loss_scaling op only floors at 1 */
+        {"paddle-static", AK_SCALER_STOP_AMPSCOPE},
+        /* ZeRO's DynamicLossScaler(): raise_error_at_min_scale=True by default */
+        {"deepspeed-zero", AK_SCALER_STOP_DEEPSPEED_MIN},
+        /* FP16_Optimizer._update_scale: max(cur_scale / scale_factor, min_loss_scale), no raise */
+        {"deepspeed-fp16-optimizer", AK_SCALER_STOP_AMPSCOPE},
+        /* _DynamicLossScaleState.update: floored at 1, never raises */
+        {"tf-keras2", AK_SCALER_STOP_AMPSCOPE},
+    };
+    for (size_t i = 0; i < REF_COUNT(want); i++)
+        ck_assert_msg(ref_scaler_preset(want[i].name).stop == want[i].stop, "%s", want[i].name);
+    ak_scaler_config c = ref_scaler_preset("pytorch");
+    c.stop = (ak_scaler_stop)AK_SCALER_STOP_COUNT;
+    char msg[128];
+    ck_assert_int_eq(ak_scaler_validate(&c, msg, sizeof msg), AK_EINVAL);
+    ck_assert_str_eq(msg, "--loss-scale: stop rule 3 is unknown");
+}
+END_TEST
+
 START_TEST(unknown_preset_named)
 {
     ak_scaler_config c;
@@ -347,6 +369,7 @@ int main(void)
     tcase_add_loop_test(tc, presets_to_the_floor, 0, (int)REF_COUNT(sequence_floor));
     tcase_add_loop_test(tc, presets_at_the_top, 0, (int)REF_COUNT(sequence_top));
     tcase_add_test(tc, preset_values);
+    tcase_add_test(tc, preset_stops);
     tcase_add_test(tc, unknown_preset_named);
     tcase_add_test(tc, names);
     suite_add_tcase(s, tc);

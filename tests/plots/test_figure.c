@@ -85,10 +85,14 @@ START_TEST(gnuplot_arguments_and_failures)
 {
     char dir[256], out[512], msg[512];
     new_dir(dir, sizeof dir);
+    /* it draws whole figures into the temporary names the writer gives (out_tmp) */
     fake_gnuplot(dir, "case \"$1\" in --version) echo 'gnuplot 9.9 stand-in'; exit 0;; esac\n"
                       "printf '%s|' \"$(pwd -P)\" \"$@\" > args.txt\n"
-                      "case \"$2\" in *out=\\'ok*) echo png > ok.png; echo svg > ok.svg; \n"
-                      "  echo png > ok2.png; echo svg > ok2.svg;; esac\n"
+                      "sfx=${2##*out_tmp=\\'}; sfx=${sfx%%\\'*}\n"
+                      "fig() { printf '\\211PNG\\r\\n\\032\\n\\000\\000\\000\\000"
+                      "IEND\\256\\102\\140\\202' > \"$1.png$sfx\"; "
+                      "printf '<svg>\\n</svg>\\n' > \"$1.svg$sfx\"; }\n"
+                      "case \"$2\" in *out=\\'ok*) fig ok; fig ok2;; esac\n"
                       "case \"$2\" in *out=\\'fail\\'*) echo 'line 3: boom' >&2; exit 1;; esac\n"
                       "case \"$2\" in *out=\\'sig\\'*) kill -9 $$;; esac\n"
                       "exit 0");
@@ -102,13 +106,16 @@ START_TEST(gnuplot_arguments_and_failures)
     put_in(out, "ok.csv", "x,y,series\n1,2,a\n");
     const char *t[] = {"title=it's", NULL};
     ck_assert_int_eq(rp_figure(r, "lines.gp", "ok", "fine", t), RP_OK);
-    snprintf(expect, sizeof expect, "%s|-e|in='ok.csv';title='it''s';out='ok'|plots/lines.gp|",
-             real);
+    snprintf(expect, sizeof expect,
+             "%s|-e|in='ok.csv';title='it''s';out='ok';out_tmp='.tmp.%ld'|plots/lines.gp|", real,
+             (long)getpid());
     assert_file_is(out, "args.txt", expect);
     put_in(out, "d.csv", "x,y,series\n1,2,a\n");
     const char *v[] = {"title=x", "in=d.csv", NULL};
     ck_assert_int_eq(rp_figure(r, "lines.gp", "ok2", "fine", v), RP_OK);
-    snprintf(expect, sizeof expect, "%s|-e|title='x';in='d.csv';out='ok2'|plots/lines.gp|", real);
+    snprintf(expect, sizeof expect,
+             "%s|-e|title='x';in='d.csv';out='ok2';out_tmp='.tmp.%ld'|plots/lines.gp|", real,
+             (long)getpid());
     assert_file_is(out, "args.txt", expect);
     ck_assert_int_eq(rp_figure(r, "lines.gp", "fail", "fails", v), RP_EPARTIAL);
     ck_assert_int_eq(rp_figure(r, "lines.gp", "empty", "writes nothing", v), RP_EPARTIAL);
