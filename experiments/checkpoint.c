@@ -238,6 +238,7 @@ int ckpt_save(const char *path, model *m, const ckpt_state *s, char *msg, size_t
     put_i(&md, "scaler.growths", c->growths);
     put_i(&md, "scaler.backoffs", c->backoffs);
     put_i(&md, "scaler.overflows_in_a_row", c->overflows_in_a_row);
+    put_d(&md, "scaler.master_scale", c->master_scale);
     put_s(&md, "run.net", s->run.net);
     put_s(&md, "run.mode", s->run.mode);
     put_s(&md, "run.dtype", s->run.dtype);
@@ -310,6 +311,9 @@ int ckpt_load(const char *path, model *m, ckpt_state *s, char *msg, size_t msg_l
     GET_I("scaler.growths", c->growths);
     GET_I("scaler.backoffs", c->backoffs);
     GET_I("scaler.overflows_in_a_row", c->overflows_in_a_row);
+    /* the framework's own number (a double scale may pass fp32's maximum,
+     * where scale is inf): required, as every format-2 key is */
+    GET_D("scaler.master_scale", c->master_scale);
     if (!rc) rc = get_s(f, path, "run.net", s->run.net, sizeof s->run.net, msg, msg_len);
     if (!rc) rc = get_s(f, path, "run.mode", s->run.mode, sizeof s->run.mode, msg, msg_len);
     if (!rc) rc = get_s(f, path, "run.dtype", s->run.dtype, sizeof s->run.dtype, msg, msg_len);

@@ -8,7 +8,10 @@
  *   2. NaN or infinity in the stored weights after the update (the fp32
  *      masters where the mode keeps them; train_step.c checks them on the
  *      backend);
- *   3. a loss scale grown past fp32's maximum (every later step overflows);
+ *   3. a loss scale grown past fp32's maximum in an fp32 arithmetic (every
+ *      later step overflows); a double scale (a Python float: Apex,
+ *      DeepSpeed, MindSpore's manager) past it goes on, as its framework
+ *      does: its inf fp32 scale overflows and backs off back into range;
  *   4. the framework's own stop, the preset's `stop` (kernels/loss_scale.c):
  *      DeepSpeed raises at an overflow at its minimum scale, MindSpore's
  *      DynamicLossScaleManager after more than 1000 overflows in a row;
@@ -17,12 +20,14 @@
  *      goes on, as it does in every framework.  K is --diverge-after (0:
  *      never); by default none where the framework stops runs itself (4),
  *      else for a dynamic scaler hysteresis x (the backoffs from the top of
- *      its range to its floor + 1), so a healthy scaler that had to back off
- *      all the way down never trips it, and at least 100; for a fixed scale
- *      or none, 100. */
+ *      its range to its floor + 1; for a double scale the top is the first
+ *      growth past fp32's maximum: top_of_range), so a healthy scaler that
+ *      had to back off all the way down never trips it, and at least 100;
+ *      for a fixed scale or none, 100. */
 #include "atomic_file.h" /* ut_fail */
 #include "train_internal.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,45 +43,70 @@ static const char *unrefused_growth(const char *preset)
     static const struct {
         const char *preset, *note;
     } notes[] = {
-        {"mindspore-manager", "MindSpore's DynamicLossScaleUpdateCell multiplies its fp32 scale "
-                              "unchecked: it is inf, and every later step overflows"},
         {"paddle", "Paddle's dygraph GradScaler multiplies its fp32 scale unchecked: it is inf, "
                    "and every later step overflows"},
         {"megatron", "Megatron's DynamicGradScaler multiplies its fp32 scale tensor unchecked: it "
                      "is inf, and every later step overflows"},
         {"keras", "Keras 3's LossScaleOptimizer doubles its fp32 dynamic_scale unchecked: it is "
                   "inf, and every later step overflows"},
-        {"deepspeed", "DeepSpeed's cur_scale is a Python float, where 2^128 exists: its next "
-                      "scaled loss overflows and the scale backs off; an fp32 scale cannot follow"},
-        {"apex", "Apex's _loss_scale is a Python float, capped at max_loss_scale"},
     };
     for (size_t i = 0; preset && i < sizeof notes / sizeof notes[0]; i++)
         if (strcmp(preset, notes[i].preset) == 0) return notes[i].note;
     return "--refuse-nonfinite-growth is off: the scale is inf, and every later step overflows";
 }
 
-/* The top of a dynamic scaler's range: --max-scale, or fp32's largest
- * power of two, 2^127 (a growth from it overflows). */
-static float top_of_range(const ak_scaler_config *c)
+/* The top of a dynamic scaler's range, the largest scale it can reach:
+ * --max-scale where there is one.  Else, in the fp32 arithmetics, fp32's
+ * largest power of two, 2^127 (a growth from it overflows: it is refused, or
+ * the run ends, rule 3).  In the double arithmetic (a Python float) the scale
+ * can pass fp32's maximum, but only by one growth: a growth needs clean
+ * steps, and a step is clean only while the fp32 scale applied,
+ * (float)master_scale, is finite.  So its top is the first scale of the
+ * growth chain from --init-scale whose fp32 is inf (2^128 for the presets:
+ * 2^k and factor 2), found by the rule's own growth; a factor so near 1 that
+ * the chain is longer than BACKOFF_COUNT_LIMIT is bounded by fp32's maximum
+ * x the factor. */
+static double top_of_range(const ak_scaler_config *c)
 {
-    const float top = ak_scale_is_finite(c->max_scale) ? c->max_scale : 0x1p127f;
+    double top = 0x1p127;
+    if (ak_scale_is_finite(c->max_scale)) {
+        top = c->max_scale;
+    } else if (c->arith == AK_SCALE_ARITH_DOUBLE) {
+        ak_scaler_state s;
+        memset(&s, 0, sizeof s);
+        s.scale = c->init_scale;
+        s.master_scale = c->init_scale;
+        top = (double)FLT_MAX * c->growth_factor;
+        for (int i = 0; i < BACKOFF_COUNT_LIMIT; i++) {
+            const double x = ak_scale_moved(c, &s, true);
+            if (!ak_scale_is_finite((float)x)) {
+                top = x;
+                break;
+            }
+            s.master_scale = x;
+            s.scale = (float)x;
+        }
+    }
     return top < c->min_scale ? c->min_scale : top;
 }
 
 /* The backoffs a dynamic scaler takes from the top of its range down to
- * its floor (--min-scale, or 0 where there is none), counted by running
- * the rule itself on overflows, so each framework's arithmetic counts. */
+ * where the fp32 scale applied reaches its floor (--min-scale, or 0 where
+ * there is none: a double scale's further halvings below fp32's range
+ * change no step), counted by running the rule itself on overflows, so each
+ * framework's arithmetic counts. */
 static int64_t backoffs_to_floor(const ak_scaler_config *c)
 {
-    ak_scaler_config from_top = *c;
-    from_top.init_scale = top_of_range(c);
     ak_scaler_state s;
-    if (ak_scaler_init(&from_top, &s) != 0) return 0;
+    if (ak_scaler_init(c, &s) != 0) return 0;
+    const double top = top_of_range(c);
+    s.master_scale = top; /* an fp32 number for the fp32 arithmetics */
+    s.scale = (float)top; /* inf for a double top past fp32's maximum */
     for (int i = 0; i < BACKOFF_COUNT_LIMIT && s.scale > c->min_scale; i++) {
-        const float before = s.scale;
+        const double before = s.master_scale;
         const bool backs_off = s.hysteresis_left <= 1;
-        ak_loss_scale_step(&from_top, &s, true);
-        if (backs_off && s.scale == before) break; /* rounding keeps it: no floor below */
+        ak_loss_scale_step(c, &s, true);
+        if (backs_off && s.master_scale == before) break; /* rounding keeps it: no floor below */
     }
     return s.backoffs;
 }
@@ -118,9 +148,12 @@ static void record_divergence_rule(train_state *r)
     else if (c->kind == AK_SCALER_DYNAMIC)
         snprintf(ours, sizeof ours,
                  "ampscope's: %lld overflowing steps in a row end the run (exit 3): at least 100 "
-                 "and hysteresis %d x (%lld backoffs from %g to %g, + 1)",
-                 (long long)k, (int)c->hysteresis, (long long)backoffs_to_floor(c),
-                 (double)top_of_range(c), (double)c->min_scale);
+                 "and hysteresis %d x (%lld backoffs from %g%s to %g, + 1)",
+                 (long long)k, (int)c->hysteresis, (long long)backoffs_to_floor(c), top_of_range(c),
+                 top_of_range(c) > FLT_MAX
+                     ? " (the double scale's first growth past fp32's maximum)"
+                     : "",
+                 (double)c->min_scale);
     else
         snprintf(ours, sizeof ours,
                  "ampscope's: %lld overflowing steps in a row end the run (exit 3)", (long long)k);
@@ -136,15 +169,29 @@ static void record_divergence_rule(train_state *r)
     rec_run_set_string(r->record, "divergence_rule", text);
 }
 
-/* run.json's scaler_floor and scaler_nonfinite_growth: what this policy
- * does when every step overflows and when its scale would grow past fp32's
- * maximum, as its framework does; divergence_rule for every policy. */
+/* run.json's notes: scaler_source (the preset's framework file), and for a
+ * dynamic scaler scaler_arithmetic (its number type), scaler_floor and
+ * scaler_nonfinite_growth: what this policy does when every step overflows
+ * and when its scale would grow past fp32's maximum, as its framework does;
+ * divergence_rule for every policy. */
 void train_record_scaler_notes(train_state *r)
 {
     const ak_scaler_config *c = &r->o->scaler;
+    const char *source = ak_scaler_preset_source(r->o->scaler_name);
+    if (source) rec_run_set_string(r->record, "scaler_source", source);
     record_divergence_rule(r);
     if (c->kind != AK_SCALER_DYNAMIC) return;
     char text[512];
+    static const char *const arith[AK_SCALE_ARITH_COUNT] = {
+        "fp32: the fp32 scale times the fp32 factor, one rounding",
+        "fp32-double-factor: the fp32 scale times the double factor, rounded once to fp32 "
+        "(PyTorch's _amp_update_scale_)",
+        "double: the scale is a Python float (double), which may pass fp32's maximum and come "
+        "back; the fp32 scale applied is (float)scale, inf beyond fp32's range"};
+    snprintf(text, sizeof text, "%s; a backoff %s", arith[c->arith],
+             c->backoff_divides ? "divides by the one scale factor"
+                                : "multiplies by backoff_factor");
+    rec_run_set_string(r->record, "scaler_arithmetic", text);
     if (c->min_scale > 0)
         snprintf(text, sizeof text, "%g: backoffs stop there", (double)c->min_scale);
     else
@@ -159,6 +206,12 @@ void train_record_scaler_notes(train_state *r)
     else if (ak_scale_is_finite(c->max_scale))
         snprintf(text, sizeof text, "capped: min(scale x %g, --max-scale %g)",
                  (double)c->growth_factor, (double)c->max_scale);
+    else if (c->arith == AK_SCALE_ARITH_DOUBLE)
+        snprintf(text, sizeof text,
+                 "taken: the scale is a Python float (double), as in %s: past fp32's maximum "
+                 "the fp32 scale applied is inf, every step overflows and backs off until the "
+                 "scale is back in fp32's range; the run goes on",
+                 source ? source : "the framework");
     else
         snprintf(text, sizeof text,
                  "taken: the fp32 scale becomes inf (%s); the run ends there (exit 3)",
@@ -205,8 +258,9 @@ bool train_numerical_stop(train_state *r, int64_t step, float loss, char *msg, s
                 stored_weights(r, what, sizeof what), (long long)step);
         return true;
     }
-    /* 3. */
-    if (!ak_scale_is_finite(now->scale)) {
+    /* 3. the framework's own number: a double scale past fp32's maximum
+     * (an inf fp32 scale) backs off and comes back; only the fp32 ones end */
+    if (!ak_scale_is_finite_d(now->master_scale)) {
         ut_fail(msg, len, TRAIN_DIVERGED,
                 "diverged: at step %lld the loss scale %g grew past fp32's maximum (to %g): %s",
                 (long long)step, (double)was->scale, (double)now->scale,
@@ -216,7 +270,7 @@ bool train_numerical_stop(train_state *r, int64_t step, float loss, char *msg, s
     /* 4. DeepSpeed's update_scale: an overflow that would back off
      * (hysteresis spent) from cur_scale == min_scale raises */
     if (c->kind == AK_SCALER_DYNAMIC && c->stop == AK_SCALER_STOP_DEEPSPEED_MIN && overflow &&
-        was->hysteresis_left <= 1 && was->scale == c->min_scale) {
+        was->hysteresis_left <= 1 && was->master_scale == (double)c->min_scale) {
         ut_fail(msg, len, TRAIN_DIVERGED,
                 "diverged: DeepSpeed's rule: step %lld overflowed at the minimum loss scale %g; "
                 "DeepSpeed raises 'Current loss scale already at minimum - cannot decrease scale "

@@ -35,7 +35,8 @@ static const char *const low_dtypes[] = {"fp16", "bf16", NULL};
 static const char *const stats_dtypes[] = {"fp16", "bf16", "fp32", NULL};
 static const char *const optimizers[] = {"sgd", "momentum", "adam", "adamw", NULL};
 static const char *const rules[] = {"pytorch",  "mindspore-amp", "deepspeed",
-                                    "megatron", "paddle",        NULL};
+                                    "megatron", "paddle",        "deepspeed-fp16-optimizer",
+                                    NULL};
 
 #define F(field) offsetof(train_options, field)
 #define STEPS    (INT64_C(1) << 40)
@@ -234,7 +235,7 @@ const opt_spec topt_table[] = {
               "--scale-window W, --hysteresis H, --consecutive-hysteresis on|off,\n"
               "--min-scale S, --max-scale S, --refuse-nonfinite-growth on|off,"},
     {.name = "growth-factor",
-     .kind = OPT_FLOAT,
+     .kind = OPT_DOUBLE,
      .offset = F(scaler.growth_factor),
      .rmin = 1,
      .rmax = 1e30,
@@ -242,7 +243,7 @@ const opt_spec topt_table[] = {
      .deferred = true,
      .label = ""},
     {.name = "backoff-factor",
-     .kind = OPT_FLOAT,
+     .kind = OPT_DOUBLE,
      .offset = F(scaler.backoff_factor),
      .rmin = 0,
      .rmax = 1,
@@ -250,7 +251,7 @@ const opt_spec topt_table[] = {
      .deferred = true,
      .label = ""},
     {.name = "scale-factor",
-     .kind = OPT_FLOAT,
+     .kind = OPT_DOUBLE,
      .offset = F(scaler.growth_factor),
      .rmin = 1,
      .rmax = 1e30,
@@ -302,8 +303,9 @@ const opt_spec topt_table[] = {
      .choices = rules,
      .deferred = true,
      .metavar = "R",
-     .help = "whose counter and hysteresis semantics: pytorch,\n"
-             "mindspore-amp, deepspeed, megatron, paddle (set by presets)"},
+     .help =
+         "whose counter and hysteresis semantics: pytorch,\n"
+         "mindspore-amp, deepspeed, megatron, paddle,\ndeepspeed-fp16-optimizer (set by presets)"},
     {.name = "drop-overflow-update",
      .kind = OPT_ONOFF,
      .offset = F(scaler.drop_overflow_update),
@@ -473,10 +475,17 @@ static int finish_scaler(train_options *o, char *msg, size_t msg_len)
     if (!rc) rc = set_later(o, "init-scale", &init, msg, msg_len);
     if (!rc) {
         rc = set_later(o, "scale-factor", &factor, msg, msg_len);
-        if (!rc && factor) cfg->backoff_factor = 1.0f / cfg->growth_factor;
+        if (!rc && factor) cfg->backoff_factor = 1.0 / cfg->growth_factor;
     }
     if (!rc) rc = set_later(o, "growth-factor", &growth, msg, msg_len);
     if (!rc) rc = set_later(o, "backoff-factor", &backoff, msg, msg_len);
+    /* a framework with one scale factor divides by it: the growth factor is the backoff's */
+    if (!rc && backoff && cfg->backoff_divides)
+        return fail(msg, msg_len,
+                    "--backoff-factor: the %s policy divides by its one scale factor, as its "
+                    "framework does; set that factor with --scale-factor F",
+                    preset ? preset : "none");
+    if (!rc && growth && cfg->backoff_divides) cfg->backoff_factor = 1.0 / cfg->growth_factor;
     if (!rc) rc = set_later(o, "scale-window", &window, msg, msg_len);
     if (!rc) rc = set_later(o, "hysteresis", &hysteresis, msg, msg_len);
     if (!rc) rc = set_later(o, "consecutive-hysteresis", NULL, msg, msg_len);

@@ -110,14 +110,21 @@ static int verify_run_json(train_state *r, char *msg, size_t len)
 }
 
 /* ---- the checkpoint --------------------------------------------------------------------- */
-/* The loss scaler's state: finite, and one the policy's rule can reach. */
+/* The loss scaler's state: finite, and one the policy's rule can reach.
+ * The framework's own number is master_scale: in the fp32 arithmetics it is
+ * the fp32 scale; in the double one (a Python float) it may pass fp32's
+ * maximum, where the fp32 scale applied, (float)master_scale, is inf. */
 static int verify_scaler(const ak_scaler_config *c, const ckpt_state *at, const char *path,
                          char *msg, size_t len)
 {
     const ak_scaler_state *s = &at->scaler;
-    const double scale = s->scale;
-    if (!isfinite(scale) || scale < 0)
-        return bad(msg, len, path, "the loss scale is %g: not a finite scale >= 0", scale);
+    const bool dbl = c->kind == AK_SCALER_DYNAMIC && c->arith == AK_SCALE_ARITH_DOUBLE;
+    const double scale = s->scale, master = s->master_scale;
+    if (isnan(scale) || scale < 0 || (!dbl && isinf(scale)))
+        return bad(msg, len, path, "the loss scale is %g: not a %sscale >= 0", scale,
+                   dbl ? "" : "finite ");
+    if (!isfinite(master) || master < 0)
+        return bad(msg, len, path, "scaler.master_scale is %g: not a finite scale >= 0", master);
     if (c->kind == AK_SCALER_NONE && scale != 1)
         return bad(msg, len, path, "the loss scale is %g, but the run has no loss scaling (1)",
                    scale);
@@ -136,10 +143,33 @@ static int verify_scaler(const ak_scaler_config *c, const ckpt_state *at, const 
             return bad(msg, len, path, "the loss scale %g is above --max-scale %g", scale,
                        (double)c->max_scale);
     }
-    /* 1 / scale in fp32 (or in the framework's own number type) */
-    const double inv = s->inv_scale;
-    if (scale > 0 ? !(fabs(inv * scale - 1) <= 0x1p-20) : !(isinf(inv) && inv > 0))
-        return bad(msg, len, path, "scaler.inv_scale %g is not 1 / the scale %g", inv, scale);
+    /* the fp32 arithmetics keep one fp32 number; the double one applies it in fp32 */
+    if (!dbl && master != scale)
+        return bad(msg, len, path,
+                   "scaler.master_scale %.17g differs from the loss scale %.9g (the %s arithmetic "
+                   "keeps one fp32 scale)",
+                   master, scale, ak_scale_arith_name(c->arith));
+    if ((float)master != s->scale)
+        return bad(msg, len, path, "the loss scale %g is not scaler.master_scale %.17g in fp32",
+                   scale, master);
+    if (dbl && master < (double)c->min_scale)
+        return bad(msg, len, path, "scaler.master_scale %.17g is below --min-scale %g", master,
+                   (double)c->min_scale);
+    if (dbl && master > (double)c->max_scale)
+        return bad(msg, len, path, "scaler.master_scale %.17g is above --max-scale %g", master,
+                   (double)c->max_scale);
+    /* 1 / scale as the rule derives it: the fp32 quotient, or 1 / master_scale in double
+     * rounded to fp32 (the same for an fp32 scale: double rounding of a quotient of fp32
+     * numbers is innocuous); 1 / 0 is inf */
+    const float inv = dbl ? (master > 0 ? (float)(1.0 / master) : INFINITY)
+                          : (s->scale > 0 ? 1.0f / s->scale : INFINITY);
+    if (!(s->inv_scale == inv) && dbl)
+        return bad(msg, len, path,
+                   "scaler.inv_scale %g is not 1 / scaler.master_scale %.17g in fp32",
+                   (double)s->inv_scale, master);
+    if (!(s->inv_scale == inv))
+        return bad(msg, len, path, "scaler.inv_scale %g is not 1 / the scale %g",
+                   (double)s->inv_scale, scale);
     if ((float)at->scale_used != s->scale)
         return bad(msg, len, path, "scale_used %g differs from the scaler's scale %g",
                    (double)at->scale_used, scale);
@@ -149,10 +179,13 @@ static int verify_scaler(const ak_scaler_config *c, const ckpt_state *at, const 
     if (s->hysteresis_left < 1 || s->hysteresis_left > h_max)
         return bad(msg, len, path, "scaler.hysteresis_left is %d, outside [1, %d]",
                    (int)s->hysteresis_left, (int)h_max);
-    /* the growth counter: below the window, or (deepspeed) clean steps since the last overflow */
-    const int64_t good_max = c->kind != AK_SCALER_DYNAMIC          ? 0
-                             : c->rule == AK_SCALER_RULE_DEEPSPEED ? s->steps
-                                                                   : (int64_t)c->window - 1;
+    /* the growth counter: below the window, or (deepspeed, its FP16_Optimizer) clean steps since
+     * the last overflow */
+    const bool since_overflow =
+        c->rule == AK_SCALER_RULE_DEEPSPEED || c->rule == AK_SCALER_RULE_DEEPSPEED_FP16_OPT;
+    const int64_t good_max = c->kind != AK_SCALER_DYNAMIC ? 0
+                             : since_overflow             ? s->steps
+                                                          : (int64_t)c->window - 1;
     if (s->good < 0 || s->good > good_max)
         return bad(msg, len, path, "scaler.good is %lld, outside [0, %lld]", (long long)s->good,
                    (long long)good_max);

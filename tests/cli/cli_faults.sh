@@ -9,9 +9,10 @@
 #       reason in run.json, as the framework stops it or else by ampscope's
 #       rule (overflowing steps in a row), within a bounded number of steps;
 #   (c) a scale that would grow past fp32's maximum: refused (PyTorch,
-#       MindSpore amp), capped (Apex), or taken by an fp32 scale (MindSpore's
-#       manager, Paddle, Megatron, Keras; DeepSpeed's Python float) where the
-#       run stops with exit 3 before any step uses inf; the record says which.
+#       MindSpore amp), capped (Apex), taken by an fp32 scale (Paddle,
+#       Megatron, Keras) where the run stops with exit 3 before any step uses
+#       inf, or taken by a Python float (DeepSpeed, MindSpore's manager) where
+#       the fp32 scale applied is inf and the run goes on; the record says which.
 # Plus the --fault syntax's rejections and a resumed run keeping its faults.
 # simplenet (synthetic data, MSE, plain SGD): no evaluation, fast steps.
 set -euo pipefail
@@ -93,10 +94,29 @@ CHECKS=$((CHECKS + 1))
 #     at step 0's update.
 # The last scale is the one the last step used: pytorch's reaches 0 at step 166 (2^16 halved
 # 166 times), keras's (2^15) at step 165.
+# The frameworks' number types (issue 15) change none of these: apex, mindspore-manager and
+# deepspeed keep a Python float (a double), but K counts backoffs until the fp32 scale applied
+# reaches the floor: apex's double from its cap 2^24 is 2^-150 after 174 halvings, which is 0
+# in fp32, as the fp32 count had it (K = 175; its fp32 scale is 0 from step 166, while the
+# double goes on halving); mindspore-manager's and deepspeed's stops are their frameworks' own,
+# judged on the double (1 = 2^24 / 2^24 and 2^16 / 2^16, exact).
+# The presets issue 15 added, by hand the same way:
+#   - deepspeed-zero: DeepSpeed's rule: 2^32 with no hysteresis reaches 1 at step 31's backoff,
+#     step 32 raises (33 rows);
+#   - deepspeed-fp16-optimizer: its FP16_Optimizer never raises: ampscope's rule; its top is
+#     the first growth past fp32's maximum, 2^128 (a double: 2^127 x 2), 128 halvings to 1,
+#     K = 1 x (128 + 1) = 129;
+#   - tf-keras2: fp32, floor 1: from 2^127, 127 halvings, K = 128;
+#   - paddle-static: fp32 x 0.8f every 2 overflows, floor 1: from 2^127, 2^127 x 0.8^394 =
+#     e^(88.030 - 87.919) = 1.12 > 1 and x 0.8^395 = e^(88.030 - 88.142) = 0.89 < 1 (fp32
+#     rounding moves these by less than 1e-4), so 395 backoffs, K = 2 x (395 + 1) = 792; its
+#     scale 2^15 x 0.8^n reaches the floor 1 at n = 47 (15 ln 2 / ln 1.25 = 46.6).
 declare -A rows_b=([pytorch]=278 [apex]=175 [paddle]=278 [keras]=278 [mindspore-manager]=1001
-    [mindspore-amp]=128 [deepspeed]=18 [megatron]=256 [fixed]=100 [none]=1)
+    [mindspore-amp]=128 [deepspeed]=18 [megatron]=256 [fixed]=100 [none]=1 [deepspeed-zero]=33
+    [deepspeed-fp16-optimizer]=129 [tf-keras2]=128 [paddle-static]=792)
 declare -A scale_b=([pytorch]=0 [apex]=0 [paddle]=0 [keras]=0 [mindspore-manager]=1
-    [mindspore-amp]=1 [deepspeed]=1 [megatron]=1 [fixed]=128 [none]=1)
+    [mindspore-amp]=1 [deepspeed]=1 [megatron]=1 [fixed]=128 [none]=1 [deepspeed-zero]=1
+    [deepspeed-fp16-optimizer]=1 [tf-keras2]=1 [paddle-static]=1)
 declare -A why_b=(
     [pytorch]="ampscope's rule: 278 overflowing steps in a row, steps 0 to 277 (the last at the dynamic loss scale 0; --diverge-after 278, the default)"
     [apex]="ampscope's rule: 175 overflowing steps in a row, steps 0 to 174 (the last at the dynamic loss scale 0; --diverge-after 175, the default)"
@@ -107,8 +127,13 @@ declare -A why_b=(
     [megatron]="ampscope's rule: 256 overflowing steps in a row, steps 0 to 255 (the last at the dynamic loss scale 1"
     [deepspeed]="DeepSpeed's rule: step 17 overflowed at the minimum loss scale 1; DeepSpeed raises 'Current loss scale already at minimum"
     [fixed]="ampscope's rule: 100 overflowing steps in a row, steps 0 to 99 (the last at the fixed loss scale 128; --diverge-after 100, the default)"
-    [none]='the fp32 master weights hold a NaN or an infinity after the update of step 0')
-for p in pytorch apex paddle keras mindspore-manager mindspore-amp deepspeed megatron fixed none; do
+    [none]='the fp32 master weights hold a NaN or an infinity after the update of step 0'
+    [deepspeed-zero]="DeepSpeed's rule: step 32 overflowed at the minimum loss scale 1; DeepSpeed raises 'Current loss scale already at minimum"
+    [deepspeed-fp16-optimizer]="ampscope's rule: 129 overflowing steps in a row, steps 0 to 128 (the last at the dynamic loss scale 1; --diverge-after 129, the default)"
+    [tf-keras2]="ampscope's rule: 128 overflowing steps in a row, steps 0 to 127 (the last at the dynamic loss scale 1; --diverge-after 128, the default)"
+    [paddle-static]="ampscope's rule: 792 overflowing steps in a row, steps 0 to 791 (the last at the dynamic loss scale 1; --diverge-after 792, the default)")
+for p in pytorch apex paddle keras mindspore-manager mindspore-amp deepspeed megatron fixed none \
+    deepspeed-zero deepspeed-fp16-optimizer tf-keras2 paddle-static; do
     run "$A" train "${SN[@]}" --loss-scale $p --steps 100000 --fault overflow-grads@all \
         --out "$TMP/b-$p"
     expect_status 3
@@ -132,6 +157,10 @@ grep -q "\"divergence_rule\": \"DeepSpeed's: an overflow at the minimum loss sca
     "$TMP/b-deepspeed/run.json" || fail "(b) deepspeed: divergence_rule"
 grep -q "\"divergence_rule\": \"ampscope's: 278 overflowing steps in a row" "$TMP/b-pytorch/run.json" ||
     fail "(b) pytorch: divergence_rule"
+# a double scale's top is its first growth past fp32's maximum, 2^128 (%g: 3.40282e+38)
+CHECKS=$((CHECKS + 1))
+grep -qF "\"divergence_rule\": \"ampscope's: 129 overflowing steps in a row end the run (exit 3): at least 100 and hysteresis 1 x (128 backoffs from 3.40282e+38 (the double scale's first growth past fp32's maximum) to 1, + 1)" \
+    "$TMP/b-deepspeed-fp16-optimizer/run.json" || fail "(b) deepspeed-fp16-optimizer: divergence_rule"
 # --diverge-after 0 turns ampscope's rule off: the run goes the whole --steps
 run "$A" train "${SN[@]}" --loss-scale mindspore-amp --steps 40 --diverge-after 0 \
     --fault overflow-grads@all --out "$TMP/b-off"
@@ -164,10 +193,9 @@ run "$A" train "${SN[@]}" --loss-scale apex --init-scale 16777216 --scale-window
 expect_status 0
 check "(c) apex: its cap 2^24" "$(col "$TMP/c-apex24" 4)" "16777216 16777216 16777216 "
 # the growth is taken: the run stops after step 1, which multiplied by 2^127; inf is never used
-declare -A who_c=([mindspore-manager]="MindSpore's DynamicLossScaleUpdateCell"
-    [paddle]="Paddle's dygraph GradScaler" [megatron]="Megatron's DynamicGradScaler"
-    [keras]="Keras 3's LossScaleOptimizer" [deepspeed]="DeepSpeed's cur_scale is a Python float")
-for p in mindspore-manager paddle megatron keras deepspeed; do
+declare -A who_c=([paddle]="Paddle's dygraph GradScaler" [megatron]="Megatron's DynamicGradScaler"
+    [keras]="Keras 3's LossScaleOptimizer")
+for p in paddle megatron keras; do
     run "$A" train "${SN[@]}" --loss-scale $p --init-scale $S126 --scale-window 1 --growth-factor 2 \
         --steps 4 --fault zero-grads@all --out "$TMP/c-$p"
     expect_status 3
@@ -178,6 +206,17 @@ for p in mindspore-manager paddle megatron keras deepspeed; do
     grep -q '"end_reason": "diverged: at step 1 ' "$TMP/c-$p/run.json" || fail "(c) $p: end_reason"
     grep -q '"scaler_nonfinite_growth": "taken: ' "$TMP/c-$p/run.json" || fail "(c) $p: note"
     grep -qi 'inf' <(cut -d, -f4 "$TMP/c-$p/steps.csv") && fail "(c) $p: an inf scale in steps.csv"
+done
+# a Python float takes it and goes on: 2^128 and 2^129 are inf in fp32, and these clean
+# (zero-grads) steps grow it further; an overflow would halve it back (cli_scalers.sh)
+for p in mindspore-manager deepspeed; do
+    run "$A" train "${SN[@]}" --loss-scale $p --init-scale $S126 --scale-window 1 --growth-factor 2 \
+        --steps 4 --fault zero-grads@all --out "$TMP/c-$p"
+    expect_status 0
+    check "(c) $p: scales used" "$(col "$TMP/c-$p" 4)" "$(g9 2^126) $(g9 2^127) inf inf "
+    CHECKS=$((CHECKS + 1))
+    grep -q '"scaler_nonfinite_growth": "taken: the scale is a Python float' "$TMP/c-$p/run.json" ||
+        fail "(c) $p: note"
 done
 # the same policy refusing it (--refuse-nonfinite-growth on, as the static-graph Paddle op does)
 run "$A" train "${SN[@]}" --loss-scale paddle --refuse-nonfinite-growth on --init-scale $S126 \

@@ -72,6 +72,9 @@ flip() {
 row() { echo $(($1 + 2)); }
 
 DAMAGES=0
+# the record damage copies, and what its resume adds
+BASE=$TMP/base
+RESUME_EXTRA=()
 # damage NAME FILE-WORD CMD...: a fresh copy of the killed run in $D, CMD (where @D stands
 # for $D) damages it, the resume is refused with one line naming FILE-WORD, and nothing in
 # the folder changes
@@ -80,10 +83,10 @@ damage() {
     shift 2
     DAMAGES=$((DAMAGES + 1))
     D=$TMP/d$DAMAGES
-    cp -r "$TMP/base" "$D"
+    cp -r "$BASE" "$D"
     "${@//@D/$D}"
     before=$(fingerprint "$D")
-    run "$A" train --resume "$D"
+    run "$A" train --resume "$D" "${RESUME_EXTRA[@]+"${RESUME_EXTRA[@]}"}"
     CHECKS=$((CHECKS + 4))
     [[ $STATUS == 2 ]] || fail "$name: exit status $STATUS, expected 2"
     [[ $(printf '%s\n' "$ERR" | wc -l) == 1 ]] || fail "$name: not one line on stderr"
@@ -239,6 +242,21 @@ m run.seed 2
 m run.batch 32
 m format 3
 m data_crc32 zz
+# the framework's own number: the dynamic policy's fp32 arithmetic keeps it equal to the
+# scale (2^15 at step 20)
+m scaler.master_scale nan
+expect_last_err_has "scaler.master_scale is nan: not a finite scale >= 0"
+m scaler.master_scale inf
+m scaler.master_scale -0x1p+15
+m scaler.master_scale 0x1p+14
+expect_last_err_has "scaler.master_scale 16384 differs from the loss scale 32768 (the fp32"
+m scaler.master_scale 0x1.0000000000001p+15
+expect_last_err_has "scaler.master_scale 32768.000000000007 differs"
+m scaler.master_scale x
+expect_last_err_has "metadata 'scaler.master_scale' is not a number"
+damage "checkpoint: scaler.master_scale removed" checkpoint.safetensors \
+    st_meta @D/checkpoint.safetensors 's/"scaler.master_scale":"[^"]*",//'
+expect_last_err_has "metadata 'scaler.master_scale' is missing"
 damage "checkpoint: a metadata key removed" checkpoint.safetensors \
     st_meta @D/checkpoint.safetensors 's/"scaler.good":"[^"]*",//'
 expect_last_err_has "metadata 'scaler.good' is missing"
@@ -265,6 +283,46 @@ damage "checkpoint: cut inside its header" checkpoint.safetensors \
     truncate -s 100 @D/checkpoint.safetensors
 damage "checkpoint: cut to 4 bytes" checkpoint.safetensors truncate -s 4 @D/checkpoint.safetensors
 damage "checkpoint: empty" checkpoint.safetensors truncate -s 0 @D/checkpoint.safetensors
+
+# ---- a double scale (DeepSpeed's Python float) past fp32's maximum ----
+# deepspeed-zero from 2^126 with window 1 and two clean steps: 2^127, then 2^128, which is inf
+# in fp32; the checkpoint of step 2 holds scaler.master_scale 2^128, scaler.scale inf and
+# scaler.inv_scale (float)(1 / 2^128) = 2^-128.  It resumes; each damage is refused.
+S126=85070591730234615865843651857942052864
+dopts=(--net simplenet --width 64 --batch 32 --samples 256 --mode O2 --dtype fp16 --backend cpu
+    --no-progress --stats-every 0 --hist-every 0 --trace-every 0 --loss-scale deepspeed-zero
+    --init-scale "$S126" --scale-window 1 --fault zero-grads@0,1)
+run "$A" train "${dopts[@]}" --steps 2 --out "$TMP/dbase"
+expect_status 0
+CHECKS=$((CHECKS + 2))
+grep -q '"scaler.master_scale":"0x1p+128"' "$TMP/dbase/checkpoint.safetensors" ||
+    fail "double: the checkpoint's master_scale is not 2^128"
+grep -q '"scaler.scale":"inf"' "$TMP/dbase/checkpoint.safetensors" ||
+    fail "double: the checkpoint's scale is not inf"
+cp -r "$TMP/dbase" "$TMP/dok"
+run "$A" train --resume "$TMP/dok" --steps 3
+expect_status 0
+BASE=$TMP/dbase
+RESUME_EXTRA=(--steps 3)
+m scaler.master_scale inf
+expect_last_err_has "scaler.master_scale is inf: not a finite scale >= 0"
+m scaler.master_scale nan
+m scaler.master_scale -0x1p+128
+m scaler.master_scale 0x1p+126
+expect_last_err_has "the loss scale inf is not scaler.master_scale 8.5070591730234616e+37 in fp32"
+m scaler.scale 0x1p+127
+m scaler.scale nan
+expect_last_err_has "the loss scale is nan: not a scale >= 0"
+m scaler.inv_scale 0x1p-127
+expect_last_err_has "scaler.inv_scale 5.87747e-39 is not 1 / scaler.master_scale 3.4028236692093846e+38 in fp32"
+m scaler.inv_scale 0x0p+0
+# just below the floor 1 in double, 1 in fp32: the scale passes, the double does not
+damage "checkpoint: master_scale below the floor" checkpoint.safetensors \
+    eval 'meta scaler.master_scale 0x1.fffffffffffffp-1 && meta scaler.scale 0x1p+0 &&
+        meta scaler.inv_scale 0x1p+0 && meta scale_used 0x1p+0'
+expect_last_err_has "scaler.master_scale 0.99999999999999989 is below --min-scale 1"
+damage "checkpoint: scaler.master_scale removed (double)" checkpoint.safetensors \
+    st_meta @D/checkpoint.safetensors 's/"scaler.master_scale":"[^"]*",//'
 
 echo "cli_resume_damage.sh: $DAMAGES damages tried"
 finish

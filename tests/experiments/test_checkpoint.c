@@ -70,8 +70,10 @@ static ckpt_state some_state(void)
     s.skips = 2;
     s.scale_used = 0x1p15f;
     s.opt.step = 5;
-    s.scaler.scale = 0x1p15f;
-    s.scaler.inv_scale = 0x1p-15f;
+    /* a double scale past fp32's maximum (DeepSpeed's Python float): the fp32 one is inf */
+    s.scaler.master_scale = 0x1p128;
+    s.scaler.scale = INFINITY;
+    s.scaler.inv_scale = 0x1p-128f;
     s.scaler.hysteresis_left = 1;
     s.scaler.steps = 7;
     s.scaler.overflows = 2;
@@ -138,7 +140,8 @@ START_TEST(round_trip_and_crc)
     ck_assert_int_eq(got.batch, 3);
     ck_assert_uint_eq(got.sr_index, 280);
     ck_assert_int_eq(got.skips, 2);
-    ck_assert(got.scale_used == 0x1p15f && got.scaler.inv_scale == 0x1p-15f);
+    ck_assert(got.scale_used == 0x1p15f && got.scaler.inv_scale == 0x1p-128f);
+    ck_assert(got.scaler.master_scale == 0x1p128 && got.scaler.scale == INFINITY);
     ck_assert_int_eq(got.scaler.overflows, 2);
     ck_assert_str_eq(got.run.net, "simplenet");
     ck_assert_str_eq(got.run.mode, "O0");
@@ -231,6 +234,10 @@ START_TEST(damage_refused)
     rewrite(path, bad, "run.seed", NULL, NULL, NULL);
     ck_assert_int_eq(ckpt_load(bad, a.m, &got, msg, sizeof msg), -1);
     ck_assert_msg(strstr(msg, "metadata 'run.seed' is missing"), "%s", msg);
+    /* the scaler's double is a format-2 key like the others: a file without it is damaged */
+    rewrite(path, bad, "scaler.master_scale", NULL, NULL, NULL);
+    ck_assert_int_eq(ckpt_load(bad, a.m, &got, msg, sizeof msg), -1);
+    ck_assert_msg(strstr(msg, "metadata 'scaler.master_scale' is missing"), "%s", msg);
     rewrite(path, bad, "step", "99999999999999999999", NULL, NULL);
     ck_assert_int_eq(ckpt_load(bad, a.m, &got, msg, sizeof msg), -1);
     ck_assert_msg(strstr(msg, "metadata 'step' is not a 64-bit integer"), "%s", msg);

@@ -53,10 +53,11 @@ static void run_op(ak_backend *b, const ak_scaler_config *cfg, const ak_scaler_s
 static void print_state(const char *who, const ak_scaler_state *s)
 {
     printf("  %s: scale %a inv %a skip %g hyst %d good %lld steps %lld overflows %lld skipped %lld "
-           "growths %lld backoffs %lld in_a_row %lld\n",
+           "growths %lld backoffs %lld in_a_row %lld master %a\n",
            who, (double)s->scale, (double)s->inv_scale, (double)s->skip, (int)s->hysteresis_left,
            (long long)s->good, (long long)s->steps, (long long)s->overflows, (long long)s->skipped,
-           (long long)s->growths, (long long)s->backoffs, (long long)s->overflows_in_a_row);
+           (long long)s->growths, (long long)s->backoffs, (long long)s->overflows_in_a_row,
+           s->master_scale);
 }
 
 /* The index of the first step whose states differ, or n. */
@@ -71,7 +72,8 @@ typedef struct policy {
     const char *preset;
     int32_t window;
     bool consecutive;
-    float growth, backoff, min, max; /* 0: the preset's */
+    double growth, backoff; /* 0: the preset's */
+    float min, max;         /* 0: the preset's */
     bool collapse;
 } policy;
 
@@ -87,8 +89,17 @@ static const policy policies[] = {
     {"deepspeed", 4, true, 0, 0, 0, 0, false},
     {"megatron", 1, false, 0, 0, 0, 0, false},
     {"keras", 2, false, 0, 0, 0, 0, false},
+    {"paddle-static", 3, false, 0, 0, 0, 0, false},
+    {"deepspeed-zero", 4, false, 0, 0, 0, 0, false},
+    {"deepspeed-fp16-optimizer", 3, false, 0, 0, 0, 0, false},
+    {"tf-keras2", 2, false, 0, 0, 0, 0, false},
     /* factors whose products round, a floor and a cap that are no powers of two */
-    {"dynamic", 2, false, 3.0f, 0.3f, 0.01f, 1e30f, false},
+    {"dynamic", 2, false, 3.0, 0.3, 0.01f, 1e30f, false},
+    /* each number type with factors that are no fp32 numbers (1.7, 1/1.7, 1/3) */
+    {"pytorch", 2, false, 1.7, 1.0 / 1.7, 0, 0, false},
+    {"deepspeed", 2, false, 1.7, 0, 0, 0, false},
+    {"mindspore-manager", 2, false, 3.0, 1.0 / 3.0, 0, 0, false},
+    {"mindspore-amp", 2, false, 3.0, 0, 0, 0, false},
     /* through the subnormals to 0 and back to growing from 0 */
     {"pytorch", 5, false, 0, 0, 0, 0, true},
 };

@@ -155,8 +155,11 @@ static const trajectory sequence_floor[] = {
 
 /* Window 1 near the top: three growths asked for, then an overflow.
  * 2^126 * 2 * 2 = 2^128 overflows fp32: PyTorch and MindSpore amp refuse it
- * and keep 2^127; the others take inf, which a backoff cannot bring back
- * (inf * 0.5 = inf).  Apex caps at 2^24 instead. */
+ * and keep 2^127; Paddle, Megatron and Keras take inf, which a backoff
+ * cannot bring back (inf * 0.5 = inf).  MindSpore's manager and DeepSpeed
+ * keep a Python double: 2^128, 2^129 (inf applied, three growths), and the
+ * overflow backs the manager off to 2^128 (still inf in fp32; DeepSpeed's
+ * hysteresis absorbs it).  Apex caps at 2^24 instead. */
 #define SEQ_TOP "CCCO"
 
 static const trajectory sequence_top[] = {
@@ -167,14 +170,14 @@ static const trajectory sequence_top[] = {
      1,
      SEQ_TOP,
      {0x1p127f, INFINITY, INFINITY, INFINITY},
-     2,
-     0,
+     3,
+     1,
      0,
      1},
     {"mindspore-amp", 0x1p126f, 1, SEQ_TOP, {0x1p127f, 0x1p127f, 0x1p127f, 0x1p126f}, 1, 1, 0, 1},
     {"paddle", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 1},
     /* hysteresis 2: the overflow is absorbed anyway */
-    {"deepspeed", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 1},
+    {"deepspeed", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 3, 0, 0, 1},
     {"megatron", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 1},
     {"keras", 0x1p126f, 1, SEQ_TOP, {0x1p127f, INFINITY, INFINITY, INFINITY}, 2, 0, 0, 1},
 };
@@ -195,33 +198,48 @@ START_TEST(preset_values)
         const char *name;
         ak_scaler_kind kind;
         ak_scaler_rule rule;
-        float init, growth, backoff;
+        float init;
+        double growth, backoff;
         int32_t window, hysteresis;
         float min, max;
         bool refuse, drop;
+        ak_scale_arith arith;
+        bool divides;
     } want[] = {
         {"none", AK_SCALER_NONE, AK_SCALER_RULE_PYTORCH, 1.0f, 2.0f, 0.5f, 2000, 1, 0.0f, INFINITY,
-         false, false},
+         false, false, AK_SCALE_ARITH_FP32, false},
         {"fixed", AK_SCALER_FIXED, AK_SCALER_RULE_PYTORCH, 128.0f, 2.0f, 0.5f, 2000, 1, 0.0f,
-         INFINITY, false, true},
+         INFINITY, false, true, AK_SCALE_ARITH_FP32, false},
         {"dynamic", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PYTORCH, 65536.0f, 2.0f, 0.5f, 2000, 1, 0.0f,
-         INFINITY, true, true},
+         INFINITY, true, true, AK_SCALE_ARITH_FP32, false},
         {"pytorch", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PYTORCH, 65536.0f, 2.0f, 0.5f, 2000, 1, 0.0f,
-         INFINITY, true, true},
+         INFINITY, true, true, AK_SCALE_ARITH_FP32_DOUBLE_FACTOR, false},
         {"apex", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PYTORCH, 65536.0f, 2.0f, 0.5f, 2000, 1, 0.0f,
-         16777216.0f, false, true},
+         16777216.0f, false, true, AK_SCALE_ARITH_DOUBLE, true},
         {"mindspore-manager", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PYTORCH, 16777216.0f, 2.0f, 0.5f,
-         2000, 1, 1.0f, INFINITY, false, true},
+         2000, 1, 1.0f, INFINITY, false, true, AK_SCALE_ARITH_DOUBLE, false},
         {"mindspore-amp", AK_SCALER_DYNAMIC, AK_SCALER_RULE_MINDSPORE_AMP, 65536.0f, 2.0f, 0.5f, 50,
-         1, 1.0f, INFINITY, true, true},
+         1, 1.0f, INFINITY, true, true, AK_SCALE_ARITH_FP32, true},
         {"paddle", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PADDLE, 65536.0f, 2.0f, 0.5f, 2000, 1, 0.0f,
-         INFINITY, false, true},
+         INFINITY, false, true, AK_SCALE_ARITH_FP32, false},
         {"deepspeed", AK_SCALER_DYNAMIC, AK_SCALER_RULE_DEEPSPEED, 65536.0f, 2.0f, 0.5f, 1000, 2,
-         1.0f, INFINITY, false, true},
+         1.0f, INFINITY, false, true, AK_SCALE_ARITH_DOUBLE, true},
         {"megatron", AK_SCALER_DYNAMIC, AK_SCALER_RULE_MEGATRON, 4294967296.0f, 2.0f, 0.5f, 1000, 2,
-         1.0f, INFINITY, false, true},
+         1.0f, INFINITY, false, true, AK_SCALE_ARITH_FP32, false},
         {"keras", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PYTORCH, 32768.0f, 2.0f, 0.5f, 2000, 1, 0.0f,
-         INFINITY, false, true},
+         INFINITY, false, true, AK_SCALE_ARITH_FP32, true},
+        /* paddle.static.amp.decorate() and the update_loss_scaling op */
+        {"paddle-static", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PADDLE, 32768.0f, 2.0, 0.8, 1000, 2,
+         1.0f, INFINITY, true, true, AK_SCALE_ARITH_FP32, false},
+        /* DynamicLossScaler()'s own defaults: init_scale=2**32, delayed_shift=1 */
+        {"deepspeed-zero", AK_SCALER_DYNAMIC, AK_SCALER_RULE_DEEPSPEED, 4294967296.0f, 2.0, 0.5,
+         1000, 1, 1.0f, INFINITY, false, true, AK_SCALE_ARITH_DOUBLE, true},
+        /* FP16_Optimizer: scale_factor 2, scale_window 1000, min_loss_scale 1, 2^16 */
+        {"deepspeed-fp16-optimizer", AK_SCALER_DYNAMIC, AK_SCALER_RULE_DEEPSPEED_FP16_OPT, 65536.0f,
+         2.0, 0.5, 1000, 1, 1.0f, INFINITY, false, true, AK_SCALE_ARITH_DOUBLE, true},
+        /* tf.keras 2: 2**15, growth_steps 2000, multiplier 2, floor 1, _assign_if_finite */
+        {"tf-keras2", AK_SCALER_DYNAMIC, AK_SCALER_RULE_PYTORCH, 32768.0f, 2.0, 0.5, 2000, 1, 1.0f,
+         INFINITY, true, true, AK_SCALE_ARITH_FP32, true},
     };
     for (size_t i = 0; i < REF_COUNT(want); i++) {
         const ak_scaler_config c = ref_scaler_preset(want[i].name);
@@ -234,20 +252,29 @@ START_TEST(preset_values)
         ck_assert_msg(c.min_scale == want[i].min && c.max_scale == want[i].max, "%s", want[i].name);
         ck_assert_msg(c.refuse_nonfinite_growth == want[i].refuse, "%s", want[i].name);
         ck_assert_msg(c.drop_overflow_update == want[i].drop, "%s", want[i].name);
+        ck_assert_msg(c.arith == want[i].arith && c.backoff_divides == want[i].divides, "%s",
+                      want[i].name);
+        ck_assert_msg(ak_scaler_preset_source(want[i].name) != NULL, "%s", want[i].name);
         ck_assert_msg(!c.consecutive_hysteresis, "%s", want[i].name);
         ck_assert_msg(ak_scaler_validate(&c, NULL, 0) == AK_OK, "%s", want[i].name);
         ck_assert_msg(strstr(ak_scaler_preset_names(), want[i].name) != NULL, "%s", want[i].name);
     }
     ck_assert_str_eq(ak_scaler_preset_names(),
                      "none, fixed, dynamic, pytorch, apex, mindspore-manager, mindspore-amp, "
-                     "paddle, deepspeed, megatron, keras");
+                     "paddle, paddle-static, deepspeed, deepspeed-zero, deepspeed-fp16-optimizer, "
+                     "megatron, keras, tf-keras2");
+    ck_assert(ak_scaler_preset_source("torch") == NULL && ak_scaler_preset_source(NULL) == NULL);
+    /* MindSpore's amp.DynamicLossScaler has no defaults: the source says whose these are */
+    ck_assert(strstr(ak_scaler_preset_source("mindspore-amp"), "no defaults") != NULL);
 }
 END_TEST
 
 /* How each preset's framework ends a run that keeps overflowing, from its
  * source: DeepSpeed's DynamicLossScaler raises at an overflow at its minimum
  * scale, MindSpore's DynamicLossScaleManager after more than 1000 overflows
- * in a row; the others never stop a run, so ampscope's rule applies. */
+ * in a row (deepspeed and deepspeed-zero build that DynamicLossScaler; the
+ * FP16_Optimizer has its own update, which never raises); the others never
+ * stop a run, so ampscope's rule applies. */
 START_TEST(preset_stops)
 {
     static const struct {
@@ -265,6 +292,14 @@ START_TEST(preset_stops)
         {"deepspeed", AK_SCALER_STOP_DEEPSPEED_MIN},
         {"megatron", AK_SCALER_STOP_AMPSCOPE},
         {"keras", AK_SCALER_STOP_AMPSCOPE},
+        /* the update_loss_scaling op only floors at 1 */
+        {"paddle-static", AK_SCALER_STOP_AMPSCOPE},
+        /* ZeRO's DynamicLossScaler(): raise_error_at_min_scale=True by default */
+        {"deepspeed-zero", AK_SCALER_STOP_DEEPSPEED_MIN},
+        /* FP16_Optimizer._update_scale: max(cur_scale / scale_factor, min_loss_scale), no raise */
+        {"deepspeed-fp16-optimizer", AK_SCALER_STOP_AMPSCOPE},
+        /* _DynamicLossScaleState.update: floored at 1, never raises */
+        {"tf-keras2", AK_SCALER_STOP_AMPSCOPE},
     };
     for (size_t i = 0; i < REF_COUNT(want); i++)
         ck_assert_msg(ref_scaler_preset(want[i].name).stop == want[i].stop, "%s", want[i].name);
@@ -284,8 +319,9 @@ START_TEST(unknown_preset_named)
     char msg[256];
     ck_assert_int_eq(ak_scaler_preset("torch", &c, msg, sizeof msg), AK_EINVAL);
     ck_assert_str_eq(msg, "--loss-scale torch: unknown policy (expected none, fixed, dynamic, "
-                          "pytorch, apex, mindspore-manager, mindspore-amp, paddle, deepspeed, "
-                          "megatron, keras)");
+                          "pytorch, apex, mindspore-manager, mindspore-amp, paddle, paddle-static, "
+                          "deepspeed, deepspeed-zero, deepspeed-fp16-optimizer, megatron, keras, "
+                          "tf-keras2)");
     ck_assert_int_eq(memcmp(&c, &before, sizeof c), 0);
     ck_assert_int_eq(ak_scaler_preset("Pytorch", &c, NULL, 0), AK_EINVAL); /* names are exact */
     ck_assert_int_eq(ak_scaler_preset(NULL, &c, msg, sizeof msg), AK_EINVAL);
@@ -300,9 +336,9 @@ END_TEST
 
 START_TEST(names)
 {
-    static const char *const rules[] = {"pytorch", "mindspore-amp", "deepspeed", "megatron",
-                                        "paddle"};
-    for (int i = 0; i < 5; i++) {
+    static const char *const rules[] = {"pytorch",  "mindspore-amp", "deepspeed",
+                                        "megatron", "paddle",        "deepspeed-fp16-optimizer"};
+    for (int i = 0; i < 6; i++) {
         ak_scaler_rule r = AK_SCALER_RULE_COUNT;
         ck_assert_int_eq(ak_scaler_rule_from_name(rules[i], &r), AK_OK);
         ck_assert_int_eq((int)r, i);
@@ -312,7 +348,11 @@ START_TEST(names)
     ck_assert_int_eq(ak_scaler_rule_from_name("apex", &r), AK_EINVAL);
     ck_assert_int_eq(ak_scaler_rule_from_name(NULL, &r), AK_EINVAL);
     ck_assert_int_eq(ak_scaler_rule_from_name("pytorch", NULL), AK_EINVAL);
-    ck_assert_str_eq(ak_scaler_rule_name((ak_scaler_rule)5), "?");
+    ck_assert_str_eq(ak_scaler_rule_name((ak_scaler_rule)6), "?");
+    ck_assert_str_eq(ak_scale_arith_name(AK_SCALE_ARITH_FP32), "fp32");
+    ck_assert_str_eq(ak_scale_arith_name(AK_SCALE_ARITH_FP32_DOUBLE_FACTOR), "fp32-double-factor");
+    ck_assert_str_eq(ak_scale_arith_name(AK_SCALE_ARITH_DOUBLE), "double");
+    ck_assert_str_eq(ak_scale_arith_name((ak_scale_arith)3), "?");
     ck_assert_str_eq(ak_scaler_kind_name(AK_SCALER_NONE), "none");
     ck_assert_str_eq(ak_scaler_kind_name(AK_SCALER_FIXED), "fixed");
     ck_assert_str_eq(ak_scaler_kind_name(AK_SCALER_DYNAMIC), "dynamic");

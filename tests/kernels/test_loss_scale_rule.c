@@ -213,7 +213,8 @@ START_TEST(validation_messages)
         {"fixed_zero", "--scale 0: must be finite and > 0"},
         {"fixed_inf", "--scale inf: must be finite and > 0"},
         {"rule",
-         "--loss-scale: rule 9 is not pytorch, mindspore-amp, deepspeed, megatron or paddle"},
+         "--loss-scale: rule 9 is not pytorch, mindspore-amp, deepspeed, megatron, paddle or "
+         "deepspeed-fp16-optimizer"},
         {"init_nan", "--init-scale nan: must be finite and > 0"},
         {"init_neg", "--init-scale -1: must be finite and > 0"},
         {"growth_one", "--growth-factor 1: must be finite and > 1"},
