@@ -18,15 +18,7 @@ source "$(dirname "$0")/lib.sh"
 A=$AMPSCOPE
 SN=(--net simplenet --width 64 --batch 32 --samples 256 --dtype fp16 --backend cpu
     --no-progress --stats-every 0 --hist-every 0 --trace-every 0)
-# the steps.csv column $2 (1-based) of every row, space-separated
-col() { tail -n +2 "$1/steps.csv" | cut -d, -f"$2" | tr '\n' ' '; }
 rows() { echo $(($(wc -l <"$1/steps.csv") - 1)); }
-# "v v v ..." n times
-rep() { local i s=""; for ((i = 0; i < $2; i++)); do s+="$1 "; done; printf '%s' "$s"; }
-check() {
-    CHECKS=$((CHECKS + 1))
-    [[ $2 == "$3" ]] || fail "$1: got '$2', expected '$3'"
-}
 # a run that must stop: exit 3, the reason on stderr and in run.json, `rows` steps logged
 diverges() {
     local what=$1 dir=$2 want_rows=$3 reason=$4

@@ -20,17 +20,6 @@ source "$(dirname "$0")/lib.sh"
 A=$AMPSCOPE
 SN=(--net simplenet --width 64 --batch 32 --samples 256 --mode O2 --dtype fp16 --backend cpu
     --no-progress --stats-every 0 --hist-every 0 --trace-every 0)
-# the steps.csv column $2 (1-based) of every row, space-separated
-col() { tail -n +2 "$1/steps.csv" | cut -d, -f"$2" | tr '\n' ' '; }
-# "v v v ..." n times
-rep() { local i s=""; for ((i = 0; i < $2; i++)); do s+="$1 "; done; printf '%s' "$s"; }
-# a power of two as steps.csv prints it (%.9g) and as messages do (%g), from awk's doubles
-g9() { awk "BEGIN { printf \"%.9g\", $1 }"; }
-g6() { awk "BEGIN { printf \"%g\", $1 }"; }
-check() {
-    CHECKS=$((CHECKS + 1))
-    [[ $2 == "$3" ]] || fail "$1: got '$2', expected '$3'"
-}
 
 # ---- (a) a non-finite loss on steps 3 and 7 ----
 # the scale the 10 steps multiply by: pytorch, paddle and mindspore-amp halve at each overflow

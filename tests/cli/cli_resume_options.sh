@@ -18,10 +18,6 @@ LOGS=(steps.csv tensors.csv updates.csv hist.csv trace.csv trace_hist.csv checkp
 
 # the steps of "resumes", one line
 resume_steps() { sed -n 's/^ *"step": \([0-9]*\),$/\1/p' "$1" | tr '\n' ' '; }
-check() {
-    CHECKS=$((CHECKS + 1))
-    [[ $2 == "$3" ]] || fail "$1: got '$2', expected '$3'"
-}
 same_logs() {
     local f
     for f in "${LOGS[@]}"; do

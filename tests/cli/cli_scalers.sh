@@ -19,12 +19,6 @@ source "$(dirname "$0")/lib.sh"
 A=$AMPSCOPE
 SN=(--net simplenet --width 64 --batch 32 --samples 256 --mode O2 --dtype fp16 --backend cpu
     --no-progress --stats-every 0 --hist-every 0 --trace-every 0)
-col() { tail -n +2 "$1/steps.csv" | cut -d, -f"$2" | tr '\n' ' '; }
-g9() { awk "BEGIN { printf \"%.9g\", $1 }"; }
-check() {
-    CHECKS=$((CHECKS + 1))
-    [[ $2 == "$3" ]] || fail "$1: got '$2', expected '$3'"
-}
 has() { # has NAME FILE PATTERN
     CHECKS=$((CHECKS + 1))
     grep -q -- "$3" "$2" || fail "$1: $2 has no '$3'"

@@ -123,3 +123,16 @@ run_json_list() {
         f && /^ *\],?$/ { exit }
         f { sub(/^ *"/, ""); sub(/",?$/, ""); printf "%s ", $0 }' "$1"
 }
+
+# check NAME GOT WANT: one check that GOT is WANT
+check() {
+    CHECKS=$((CHECKS + 1))
+    [[ $2 == "$3" ]] || fail "$1: got '$2', expected '$3'"
+}
+# the steps.csv column $2 (1-based) of every row of run folder $1, space-separated
+col() { tail -n +2 "$1/steps.csv" | cut -d, -f"$2" | tr '\n' ' '; }
+# "v v v ..." n times
+rep() { local i s=""; for ((i = 0; i < $2; i++)); do s+="$1 "; done; printf '%s' "$s"; }
+# a number (e.g. a power of two) as steps.csv prints it (%.9g) and as messages do (%g)
+g9() { awk "BEGIN { printf \"%.9g\", $1 }"; }
+g6() { awk "BEGIN { printf \"%g\", $1 }"; }
