@@ -114,7 +114,7 @@ void train_close_record(train_state *r); /* the logs and run.json's contents */
 
 /* ---- train_limits.c ---- */
 /* run.json's scaler_floor, scaler_nonfinite_growth and divergence_rule. */
-void train_record_scaler_notes(train_state *r);
+void train_record_scaler_notes(const train_options *o, rec_run *into);
 /* After step `step`, whose loss was `loss`: whether the run has diverged
  * (msg says why and at which step, for run.json's end_reason). */
 bool train_numerical_stop(train_state *r, int64_t step, float loss, char *msg, size_t len);

@@ -123,9 +123,8 @@ static int64_t overflow_limit(const train_options *o)
 }
 
 /* run.json's divergence_rule: which stop applies to overflowing steps. */
-static void record_divergence_rule(train_state *r)
+static void record_divergence_rule(const train_options *o, rec_run *into)
 {
-    const train_options *o = r->o;
     const ak_scaler_config *c = &o->scaler;
     const int64_t k = overflow_limit(o);
     char framework[256] = "", ours[256];
@@ -166,7 +165,7 @@ static void record_divergence_rule(train_state *r)
         snprintf(text, sizeof text, "%s", ours);
     else
         snprintf(text, sizeof text, "none: %s turns ampscope's rule off", ours);
-    rec_run_set_string(r->record, "divergence_rule", text);
+    rec_run_set_string(into, "divergence_rule", text);
 }
 
 /* run.json's notes: scaler_source (the preset's framework file), and for a
@@ -174,12 +173,12 @@ static void record_divergence_rule(train_state *r)
  * scaler_nonfinite_growth: what this policy does when every step overflows
  * and when its scale would grow past fp32's maximum, as its framework does;
  * divergence_rule for every policy. */
-void train_record_scaler_notes(train_state *r)
+void train_record_scaler_notes(const train_options *o, rec_run *into)
 {
-    const ak_scaler_config *c = &r->o->scaler;
-    const char *source = ak_scaler_preset_source(r->o->scaler_name);
-    if (source) rec_run_set_string(r->record, "scaler_source", source);
-    record_divergence_rule(r);
+    const ak_scaler_config *c = &o->scaler;
+    const char *source = ak_scaler_preset_source(o->scaler_name);
+    if (source) rec_run_set_string(into, "scaler_source", source);
+    record_divergence_rule(o, into);
     if (c->kind != AK_SCALER_DYNAMIC) return;
     char text[512];
     static const char *const arith[AK_SCALE_ARITH_COUNT] = {
@@ -191,14 +190,14 @@ void train_record_scaler_notes(train_state *r)
     snprintf(text, sizeof text, "%s; a backoff %s", arith[c->arith],
              c->backoff_divides ? "divides by the one scale factor"
                                 : "multiplies by backoff_factor");
-    rec_run_set_string(r->record, "scaler_arithmetic", text);
+    rec_run_set_string(into, "scaler_arithmetic", text);
     if (c->min_scale > 0)
         snprintf(text, sizeof text, "%g: backoffs stop there", (double)c->min_scale);
     else
         snprintf(text, sizeof text,
                  "none: backoffs can take the scale to 0 (fp32 halvings from 2^16 reach it at the "
                  "166th), where every step overflows");
-    rec_run_set_string(r->record, "scaler_floor", text);
+    rec_run_set_string(into, "scaler_floor", text);
     if (c->refuse_nonfinite_growth)
         snprintf(text, sizeof text,
                  "refused: a growth to a non-finite scale keeps the scale (PyTorch's GradScaler, "
@@ -215,8 +214,8 @@ void train_record_scaler_notes(train_state *r)
     else
         snprintf(text, sizeof text,
                  "taken: the fp32 scale becomes inf (%s); the run ends there (exit 3)",
-                 unrefused_growth(r->o->scaler_name));
-    rec_run_set_string(r->record, "scaler_nonfinite_growth", text);
+                 unrefused_growth(o->scaler_name));
+    rec_run_set_string(into, "scaler_nonfinite_growth", text);
 }
 
 /* What the stored weights are, for the message: the fp32 masters where

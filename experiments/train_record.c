@@ -46,11 +46,7 @@ int train_describe(train_state *r, const train_options *o, rec_run *into, char *
     rec_run_set_int(into, "batch", (int64_t)o->batch);
     rec_run_set_real(into, "lr", o->opt.lr);
     rec_run_set_int(into, "seed", (int64_t)o->seed);
-    /* the scaler's notes go to the run's record: lent `into` while they are written */
-    rec_run *own = r->record;
-    r->record = into;
-    train_record_scaler_notes(r);
-    r->record = own;
+    train_record_scaler_notes(o, into);
     return rc;
 }
 
