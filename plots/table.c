@@ -1,6 +1,7 @@
 /* table.c: the report's tables: the CSV files it writes into its folder
  * (a figure's data, a table), and rp_table_csv, a CSV shown on the page
- * (numbers to 4 significant digits; the linked file keeps them all).
+ * (decimal numbers to 4 significant digits, the linked file keeping them
+ * all; bit patterns such as 0x045E as written).
  */
 #include <errno.h>
 #include <math.h>
@@ -29,14 +30,23 @@ int rp_write_csv(rp_report *r, const char *name, sbuf *text, const char *figure)
     return RP_OK;
 }
 
-/* A number shown with 4 significant digits (the CSV keeps them all);
- * integers, text and non-finite values as written. */
+/* Whether field is written in hexadecimal ("0x045E", a bit pattern):
+ * strtod reads it as a number, and an E digit would pass for an exponent. */
+static bool is_hex(const char *field)
+{
+    if (*field == '+' || *field == '-') field++;
+    return field[0] == '0' && (field[1] == 'x' || field[1] == 'X');
+}
+
+/* A decimal number shown with 4 significant digits (the CSV keeps them
+ * all); integers, hexadecimal bit patterns, text and non-finite values as
+ * written. */
 static void sb_cell(sbuf *b, const char *field)
 {
     char *end;
     errno = 0;
     const double v = strtod(field, &end);
-    const bool number = *field && *end == '\0' && errno == 0;
+    const bool number = *field && *end == '\0' && errno == 0 && !is_hex(field);
     if (number && isfinite(v) && strpbrk(field, ".eE")) {
         char shown[32];
         snprintf(shown, sizeof shown, "%.4g", v);

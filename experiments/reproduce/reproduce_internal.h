@@ -6,8 +6,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "atomic_file.h"
+#include "fpe.h"
 #include "record.h"
 #include "report.h"
 #include "reproduce.h"
@@ -73,6 +75,47 @@ void repro_csv_row(repro_csv *c, const char *fmt, ...);
 void repro_csv_abort(repro_csv *c);
 /* Commits the file; false with the reason in s->msg. */
 bool repro_csv_close(repro_study *s, repro_csv *c);
+
+/* ---- fp_note.c: what the report says about one emulated result ---- */
+typedef enum repro_fp_class {
+    REPRO_FP_ZERO,
+    REPRO_FP_SUBNORMAL,
+    REPRO_FP_NORMAL,
+    REPRO_FP_INF,
+    REPRO_FP_NAN
+} repro_fp_class;
+
+typedef struct repro_fp_result {
+    fpe_format_id format;
+    uint32_t bits;
+    double value, exact; /* the result's value, and the exact value it rounds */
+    uint8_t flags;       /* the fpe_flag bits the emulator raised making it */
+    repro_fp_class cls;
+    int sig_bits;   /* significant bits: p when normal, fewer when subnormal, 0 otherwise */
+    double rel_err; /* |value - exact| / |exact|; 0 when equal */
+} repro_fp_result;
+
+/* The class of a bit pattern from its exponent and fraction fields (the
+ * format's descriptor, fpe_formats); *sig_bits (may be NULL) as above. */
+repro_fp_class repro_fp_classify(fpe_format_id f, uint32_t bits, int *sig_bits);
+/* "zero", "subnormal", "normal", "infinity", "NaN" */
+const char *repro_fp_class_name(repro_fp_class c);
+/* The format's largest finite value and 1.0, as bit patterns. */
+uint32_t repro_fp_max_bits(fpe_format_id f);
+uint32_t repro_fp_one_bits(fpe_format_id f);
+/* The value of a bit pattern (exact, through the emulator). */
+double repro_fp_value(fpe_format_id f, uint32_t bits);
+/* The result bits of rounding exact, the emulator's flags while doing so. */
+void repro_fp_describe(fpe_format_id f, uint32_t bits, double exact, uint8_t flags,
+                       repro_fp_result *out);
+/* x as 2^e when a power of two beyond 2^+-16, else %.10g. */
+void repro_fp_number(char *buf, size_t len, double x);
+/* The note, from the class, the flags and the numbers only, without commas:
+ * "normal: 11 significant bits; rounded: relative error 0.00043",
+ * "subnormal: 3 significant bits of 11; exact", "zero; underflow: rounded to
+ * 0 (the smallest subnormal is 2^-24)", "infinity; overflow: rounded past
+ * the largest finite fp16 (65504)". */
+void repro_fp_note(const repro_fp_result *r, char *buf, size_t len);
 
 /* ---- one function per section, in the report's order ---- */
 void repro_study_formats(repro_study *s);   /* formats.c */

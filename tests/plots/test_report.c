@@ -55,7 +55,9 @@ START_TEST(html_escaping)
     rp_paragraph(r, "<script>alert(1)</script>");
     rp_paragraphf(r, "%d < %s", 3, "4 & 5");
     rp_missing(r, "wh<at>", "wh\"y\"");
-    put_in(dir, "t.csv", "name,<v>\n<b>x</b>,0.83040000000000003\nplain,65536\nq,nan\n");
+    put_in(dir, "t.csv",
+           "name,<v>\n<b>x</b>,0.83040000000000003\nplain,65536\nq,nan\n"
+           "bits,0x045E\nneg,-0X7C00\n");
     ck_assert_int_eq(rp_table_csv(r, "Cap & <cap>", "t.csv"), RP_OK);
     ck_assert_int_eq(rp_close(r, msg, sizeof msg), RP_EPARTIAL); /* the one note */
     assert_page_has(dir, "<title>&lt;T&gt; &amp; &quot;U&quot;</title>");
@@ -72,6 +74,10 @@ START_TEST(html_escaping)
     assert_page_has(dir, "<td>&lt;b&gt;x&lt;/b&gt;</td><td class=\"num\">0.8304</td>");
     assert_page_has(dir, "<td>plain</td><td class=\"num\">65536</td>");
     assert_page_has(dir, "<td>q</td><td class=\"num\">nan</td>");
+    /* bit patterns stay as written: strtod reads 0x045E as 1118 (its E no exponent) */
+    assert_page_has(dir, "<td>bits</td><td>0x045E</td>");
+    assert_page_has(dir, "<td>neg</td><td>-0X7C00</td>");
+    assert_page_lacks(dir, "1118");
     assert_page_has(dir, "Cap &amp; &lt;cap&gt;");
     assert_page_lacks(dir, "<script>");
     assert_page_lacks(dir, "<b>");
