@@ -53,6 +53,11 @@ extern "C" {
        (ak_backend * b, size_t planes, size_t h, size_t w, ak_tensor y, ak_tensor x))              \
     OP(maxpool2_backward, (ak_backend * b, size_t planes, size_t h, size_t w, ak_tensor dx,        \
                            ak_tensor dy, ak_tensor x))                                             \
+    OP(gelu, (ak_backend * b, ak_gelu_form form, ak_tensor y, ak_tensor x))                        \
+    OP(gelu_backward,                                                                              \
+       (ak_backend * b, ak_gelu_form form, ak_tensor dx, ak_tensor dy, ak_tensor x))               \
+    OP(avgpool_forward, (ak_backend * b, size_t planes, size_t hw, ak_tensor y, ak_tensor x))      \
+    OP(avgpool_backward, (ak_backend * b, size_t planes, size_t hw, ak_tensor dx, ak_tensor dy))   \
     OP(softmax_xent,                                                                               \
        (ak_backend * b, size_t batch, size_t classes, ak_tensor logits, const int32_t *labels,     \
         const float *scale, float *loss, ak_tensor dlogits, int32_t *correct))                     \

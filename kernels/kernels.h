@@ -435,6 +435,27 @@ int ak_maxpool2_forward(ak_backend *b, size_t planes, size_t h, size_t w, ak_ten
 int ak_maxpool2_backward(ak_backend *b, size_t planes, size_t h, size_t w, ak_tensor dx,
                          ak_tensor dy, ak_tensor x);
 
+/* GELU (elem/gelu.h, kernels/gelu.c): AK_GELU_ERF is x Phi(x) = 0.5 x (1 +
+ * erf(x / sqrt 2)), AK_GELU_TANH 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715
+ * x^3))), PyTorch's approximate='none' and 'tanh'.  Any dtypes: computed in
+ * double (own exp/erf, the same on both backends), rounded once to fp32,
+ * then converted to y's dtype by the emulator (nearest even).  gelu(+inf) =
+ * +inf, gelu(-inf) = NaN, gelu(NaN) = NaN (PyTorch's formulas), NaNs
+ * written as the default NaN.  Bit for bit between backends.  y may be x. */
+typedef enum ak_gelu_form { AK_GELU_ERF = 0, AK_GELU_TANH = 1 } ak_gelu_form;
+int ak_gelu(ak_backend *b, ak_gelu_form form, ak_tensor y, ak_tensor x);
+/* dx = dy * gelu'(x), the exact derivative of the form, dy times it in
+ * double, rounded as ak_gelu; NaN where x is +-inf or NaN or dy is NaN.
+ * dx may be dy (same dtype). */
+int ak_gelu_backward(ak_backend *b, ak_gelu_form form, ak_tensor dx, ak_tensor dy, ak_tensor x);
+/* Global average pooling over planes = batch * channels planes of hw
+ * elements (PyTorch's AdaptiveAvgPool2d(1)): y[p] = (sum of the plane,
+ * added in fp32 in index order) / hw in fp32, rounded once to y's dtype.
+ * Backward: dx[p][i] = dy[p] / hw in fp32, rounded once to dx's dtype.
+ * Any dtypes; bit for bit between backends (the same fp32 order). */
+int ak_avgpool_forward(ak_backend *b, size_t planes, size_t hw, ak_tensor y, ak_tensor x);
+int ak_avgpool_backward(ak_backend *b, size_t planes, size_t hw, ak_tensor dx, ak_tensor dy);
+
 /* Softmax cross-entropy over (batch, classes) logits (any dtype, computed in
  * double), labels int32 in [0, classes) in backend memory (cpu: a bad label
  * is AK_EINVAL naming its row; cuda: its row's loss and gradients are NaN).
