@@ -33,8 +33,8 @@ int ak_avgpool_forward(ak_backend *b, size_t planes, size_t hw, ak_tensor y, ak_
     int rc = avgpool_sizes(b, call, planes, hw, &n_in);
     if (!rc) rc = ak_check_tensor(b, call, "x", x, n_in);
     if (!rc) rc = ak_check_tensor(b, call, "y", y, planes);
-    if (!rc && ak_overlap(y.data, y.n * ak_dtype_size(y.dtype), x.data,
-                          x.n * ak_dtype_size(x.dtype)))
+    if (!rc &&
+        ak_overlap(y.data, y.n * ak_dtype_size(y.dtype), x.data, x.n * ak_dtype_size(x.dtype)))
         rc = ak_fail(b, AK_EINVAL, call, "y overlaps x");
     if (rc || planes == 0) return rc;
     return b->ops->avgpool_forward(b, planes, hw, y, x);

@@ -26,8 +26,8 @@ FPE_INLINE uint32_t ak_avgpool_store(fpe_format_id f, float v)
 
 /* The mean of x[base .. base + hw) written to fy: summed in fp32 in index
  * order, divided by hw (exact in fp32: hw <= 2^24) in fp32. */
-FPE_INLINE uint32_t ak_avgpool_plane(fpe_format_id fy, fpe_format_id fx, const void *x,
-                                     size_t base, size_t hw)
+FPE_INLINE uint32_t ak_avgpool_plane(fpe_format_id fy, fpe_format_id fx, const void *x, size_t base,
+                                     size_t hw)
 {
     float s = 0.0f;
     for (size_t i = 0; i < hw; i++)
