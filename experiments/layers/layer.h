@@ -99,6 +99,7 @@ int layer_index(const layer_kind *k);
 size_t layer_tensor_size(const layer_tensor *t);
 
 /* Rows of the table (table.c lists them). */
-extern const layer_kind layer_linear, layer_conv2d, layer_relu, layer_maxpool2;
+extern const layer_kind layer_linear, layer_conv2d, layer_relu, layer_maxpool2, layer_gelu,
+    layer_gelu_tanh, layer_avgpool;
 
 #endif

@@ -56,14 +56,41 @@ static void ref_maxpool2(const net_layer *l, const double *in, double *out, cons
             }
 }
 
+/* GELU from the definitions, with libm: x Phi(x), and 0.5 x (1 + tanh(u)). */
+static void ref_gelu(const net_layer *l, const double *in, double *out, const double *const *w)
+{
+    (void)w;
+    for (size_t k = 0; k < net_out_features(l); k++)
+        out[k] = 0.5 * in[k] * (1.0 + erf(in[k] / sqrt(2.0)));
+}
+
+static void ref_gelu_tanh(const net_layer *l, const double *in, double *out, const double *const *w)
+{
+    (void)w;
+    const double c = sqrt(2.0 / 3.14159265358979323846);
+    for (size_t k = 0; k < net_out_features(l); k++)
+        out[k] = 0.5 * in[k] * (1.0 + tanh(c * (in[k] + 0.044715 * in[k] * in[k] * in[k])));
+}
+
+static void ref_avgpool(const net_layer *l, const double *in, double *out, const double *const *w)
+{
+    (void)w;
+    const size_t hw = l->in_h * l->in_w;
+    for (size_t c = 0; c < l->in_c; c++) {
+        double s = 0;
+        for (size_t i = 0; i < hw; i++)
+            s += in[c * hw + i];
+        out[c] = s / (double)hw;
+    }
+}
+
 static const struct {
     const char *kind;
     ref_layer_fn fn;
 } refs[] = {
-    {"linear", ref_linear},
-    {"conv2d", ref_conv2d},
-    {"relu", ref_relu},
-    {"maxpool2", ref_maxpool2},
+    {"linear", ref_linear},     {"conv2d", ref_conv2d}, {"relu", ref_relu},
+    {"maxpool2", ref_maxpool2}, {"gelu", ref_gelu},     {"gelu_tanh", ref_gelu_tanh},
+    {"avgpool", ref_avgpool},
 };
 
 ref_layer_fn ref_layer_of(const layer_kind *k)
