@@ -13,13 +13,6 @@ static int shape(net_layer *l)
     return l->in_c && l->in_h && l->in_w ? 0 : -1;
 }
 
-static int tensors(const net_layer *l, layer_tensor t[LAYER_MAX_TENSORS])
-{
-    (void)l;
-    (void)t;
-    return 0;
-}
-
 static int forward(const layer_io *io)
 {
     const net_layer *l = io->l;
@@ -45,5 +38,5 @@ static layer_cost cost(const net_layer *l, size_t rows, size_t elem_bytes)
     return c;
 }
 
-const layer_kind layer_avgpool = {"avgpool", "avgpool", LAYER_PREC_FOLLOW, shape,
-                                  tensors,   forward,   backward,          cost};
+const layer_kind layer_avgpool = {"avgpool",        "avgpool", LAYER_PREC_FOLLOW, shape,
+                                  layer_no_tensors, forward,   backward,          cost};

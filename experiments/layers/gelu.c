@@ -4,21 +4,6 @@
 #include "layer.h"
 #include "nets.h"
 
-static int shape(net_layer *l)
-{
-    l->out_c = l->in_c;
-    l->out_h = l->in_h;
-    l->out_w = l->in_w;
-    return 0;
-}
-
-static int tensors(const net_layer *l, layer_tensor t[LAYER_MAX_TENSORS])
-{
-    (void)l;
-    (void)t;
-    return 0;
-}
-
 static int forward_erf(const layer_io *io) { return ak_gelu(io->b, AK_GELU_ERF, io->out, io->in); }
 static int forward_tanh(const layer_io *io)
 {
@@ -47,7 +32,8 @@ static layer_cost cost(const net_layer *l, size_t rows, size_t elem_bytes)
     return c;
 }
 
-const layer_kind layer_gelu = {"gelu",  "gelu",      LAYER_PREC_FOLLOW, shape,
-                               tensors, forward_erf, backward_erf,      cost};
-const layer_kind layer_gelu_tanh = {"gelu_tanh", "gelu",       LAYER_PREC_FOLLOW, shape,
-                                    tensors,     forward_tanh, backward_tanh,     cost};
+const layer_kind layer_gelu = {"gelu",           "gelu",      LAYER_PREC_FOLLOW, layer_same_shape,
+                               layer_no_tensors, forward_erf, backward_erf,      cost};
+const layer_kind layer_gelu_tanh = {
+    "gelu_tanh",      "gelu",       LAYER_PREC_FOLLOW, layer_same_shape,
+    layer_no_tensors, forward_tanh, backward_tanh,     cost};

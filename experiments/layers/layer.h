@@ -97,6 +97,10 @@ const layer_kind *layer_find(const char *name);
 int layer_index(const layer_kind *k);
 /* Elements of a tensor: the product of its shape. */
 size_t layer_tensor_size(const layer_tensor *t);
+/* For rows that need them (table.c): the output shape is the input's
+ * (elementwise kinds); the kind has no tensors of its own. */
+int layer_same_shape(struct net_layer *l);
+int layer_no_tensors(const struct net_layer *l, layer_tensor t[LAYER_MAX_TENSORS]);
 
 /* Rows of the table (table.c lists them). */
 extern const layer_kind layer_linear, layer_conv2d, layer_relu, layer_maxpool2, layer_gelu,

@@ -12,13 +12,6 @@ static int shape(net_layer *l)
     return l->in_h && l->in_w && l->in_h % 2 == 0 && l->in_w % 2 == 0 ? 0 : -1;
 }
 
-static int tensors(const net_layer *l, layer_tensor t[LAYER_MAX_TENSORS])
-{
-    (void)l;
-    (void)t;
-    return 0;
-}
-
 static int forward(const layer_io *io)
 {
     const net_layer *l = io->l;
@@ -46,5 +39,5 @@ static layer_cost cost(const net_layer *l, size_t rows, size_t elem_bytes)
     return c;
 }
 
-const layer_kind layer_maxpool2 = {"maxpool2", "maxpool", LAYER_PREC_FOLLOW, shape,
-                                   tensors,    forward,   backward,          cost};
+const layer_kind layer_maxpool2 = {"maxpool2",       "maxpool", LAYER_PREC_FOLLOW, shape,
+                                   layer_no_tensors, forward,   backward,          cost};

@@ -2,21 +2,6 @@
 #include "layer.h"
 #include "nets.h"
 
-static int shape(net_layer *l)
-{
-    l->out_c = l->in_c;
-    l->out_h = l->in_h;
-    l->out_w = l->in_w;
-    return 0;
-}
-
-static int tensors(const net_layer *l, layer_tensor t[LAYER_MAX_TENSORS])
-{
-    (void)l;
-    (void)t;
-    return 0;
-}
-
 static int forward(const layer_io *io) { return ak_relu(io->b, io->out, io->in); }
 
 static int backward(const layer_io *io)
@@ -35,5 +20,5 @@ static layer_cost cost(const net_layer *l, size_t rows, size_t elem_bytes)
     return c;
 }
 
-const layer_kind layer_relu = {"relu",  "relu",  LAYER_PREC_FOLLOW, shape,
-                               tensors, forward, backward,          cost};
+const layer_kind layer_relu = {"relu",           "relu",  LAYER_PREC_FOLLOW, layer_same_shape,
+                               layer_no_tensors, forward, backward,          cost};
