@@ -38,6 +38,21 @@ void ref_softmax_backward_row(const double *dy, const double *y, size_t n, size_
 /* v rounded to acc, as a double (a NaN stays a NaN). */
 static double rnd(ak_dtype acc, double v) { return kt_value(acc, kt_from_f64(acc, v)); }
 
+/* a + b rounded once to acc.  The double sum s may be inexact (an fp32 dy
+ * plus a bf16 sum): TwoSum gives the exact error e, the exact sum lies
+ * strictly between s and its neighbour d toward e, and rounds as s does
+ * unless s is a midpoint of acc, where it rounds as d. */
+static double rnd_sum(ak_dtype acc, double a, double b)
+{
+    const double s = a + b;
+    if (!isfinite(s)) return rnd(acc, s);
+    const double bv = s - a, e = (a - (s - bv)) + (b - bv);
+    if (e == 0.0) return rnd(acc, s);
+    const double u = kt_ulp(acc, s);
+    const bool midpoint = fmod(fabs(s), u) == 0.5 * u;
+    return midpoint ? rnd(acc, nextafter(s, e > 0 ? INFINITY : -INFINITY)) : rnd(acc, s);
+}
+
 void ref_softmax_rule(const ak_softmax_args *a, ak_dtype dy, ak_dtype dx, const uint32_t *x,
                       uint32_t *y)
 {
@@ -56,8 +71,8 @@ void ref_softmax_rule(const ak_softmax_args *a, ak_dtype dy, ak_dtype dx, const 
         }
         if (nan) m = NAN;
         for (size_t j = 0; j < valid; j++) {
-            d[j] = rnd(acc, d[j] - m);
-            s = rnd(acc, s + rnd(acc, exp(d[j])));
+            d[j] = rnd_sum(acc, d[j], -m);
+            s = rnd_sum(acc, s, rnd(acc, exp(d[j])));
         }
         const double l = rnd(acc, log(s));
         for (size_t j = 0; j < a->cols; j++) {
@@ -65,7 +80,7 @@ void ref_softmax_rule(const ak_softmax_args *a, ak_dtype dy, ak_dtype dx, const 
             if (j >= valid)
                 v = a->log ? -INFINITY : 0.0;
             else
-                v = a->log ? rnd(acc, d[j] - l) : rnd(acc, rnd(acc, exp(d[j])) / s);
+                v = a->log ? rnd_sum(acc, d[j], -l) : rnd(acc, rnd(acc, exp(d[j])) / s);
             yr[j] = kt_from_f64(dy, v);
         }
     }
@@ -82,14 +97,14 @@ void ref_softmax_backward_rule(const ak_softmax_args *a, ak_dtype ddx, ak_dtype 
         double t = 0.0;
         for (size_t j = 0; j < valid; j++) {
             const double g = kt_value(ddy, dy[at + j]), yv = kt_value(dyt, y[at + j]);
-            t = rnd(acc, t + (a->log ? g : rnd(acc, g * yv)));
+            t = rnd_sum(acc, t, a->log ? g : rnd(acc, g * yv));
         }
         for (size_t j = 0; j < a->cols; j++) {
             double v = 0.0;
             if (j < valid) {
                 const double g = kt_value(ddy, dy[at + j]), yv = kt_value(dyt, y[at + j]);
-                v = a->log ? rnd(acc, g - rnd(acc, rnd(acc, exp(yv)) * t))
-                           : rnd(acc, yv * rnd(acc, g - t));
+                v = a->log ? rnd_sum(acc, g, -rnd(acc, rnd(acc, exp(yv)) * t))
+                           : rnd(acc, yv * rnd_sum(acc, g, -t));
                 v = rnd(acc, v * scale);
             }
             dx[at + j] = kt_from_f64(ddx, v);
