@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define DEEPMLP_CLASSES 10
+
 /* A layer of a net's description: its kind, name and hyperparameters. */
 typedef struct net_row {
     const layer_kind *kind;
@@ -121,7 +123,36 @@ size_t net_rows(const net_def *net, size_t samples)
     return net->tokens ? samples * net->tokens : samples;
 }
 
-const char *net_names(void) { return "simplenet, lenet5, mlp"; }
+const char *net_names(void) { return "simplenet, lenet5, mlp, deepmlp"; }
+
+/* deepmlp: Fashion-MNIST's 784 pixels through depth Linear layers of width
+ * features with ReLU between them and no normalization, PyTorch's default
+ * initialisation: each layer scales the activations' and the gradients'
+ * spread by about sqrt(1/6) (uniform weights of variance 1/(3 fan_in), ReLU
+ * halving), so the first layers' gradients are orders of magnitude below
+ * the last's: where fp16's range runs out.  fc1 .. fc<depth>, the last to
+ * the 10 classes. */
+static int build_deepmlp(net_def *net, size_t width, int depth, char *msg, size_t msg_len)
+{
+    if (width > 4096)
+        return ut_fail(msg, msg_len, -1, "--width %zu is too large for deepmlp (at most 4096)",
+                       width);
+    if (depth < 2 || depth > 48)
+        return ut_fail(msg, msg_len, -1, "--depth %d is out of range for deepmlp (2 to 48)", depth);
+    net->in_c = 784;
+    net->in_h = net->in_w = 1;
+    net->loss = NET_XENT;
+    int rc = 0;
+    for (int i = 1; i <= depth && !rc; i++) {
+        char fc[NET_NAME_LEN], relu[NET_NAME_LEN];
+        snprintf(fc, sizeof fc, "fc%d", i);
+        snprintf(relu, sizeof relu, "relu%d", i);
+        rc = net_append(net, &layer_linear, fc, i < depth ? width : DEEPMLP_CLASSES, 0, msg,
+                        msg_len);
+        if (!rc && i < depth) rc = net_append(net, &layer_relu, relu, 0, 0, msg, msg_len);
+    }
+    return rc;
+}
 
 int net_build(const char *name, const net_size *size, net_def *net, char *msg, size_t msg_len)
 {
@@ -148,6 +179,8 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
             rc = net_append(net, &layer_linear, fc, w, 0, msg, msg_len);
             if (!rc && i < d) rc = net_append(net, &layer_relu, relu, 0, 0, msg, msg_len);
         }
+    } else if (strcmp(name, "deepmlp") == 0) {
+        rc = build_deepmlp(net, width ? width : 128, depth ? depth : 16, msg, msg_len);
     } else {
         int f = -1;
         for (int i = 0; i < (int)(sizeof fixed_nets / sizeof fixed_nets[0]); i++)
@@ -155,8 +188,8 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
         if (f < 0)
             return ut_fail(msg, msg_len, -1, "unknown net '%s' (expected %s)", name, net_names());
         if (width || depth)
-            return ut_fail(msg, msg_len, -1, "--width and --depth apply to simplenet only, not %s",
-                           name);
+            return ut_fail(msg, msg_len, -1,
+                           "--width and --depth apply to simplenet and deepmlp only, not %s", name);
         net->loss = fixed_nets[f].loss;
         net->in_c = fixed_nets[f].in_c;
         net->in_h = fixed_nets[f].in_h;
