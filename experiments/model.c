@@ -5,6 +5,7 @@
 #include "model.h"
 #include "record.h" /* rec_kind */
 
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
@@ -57,7 +58,9 @@ static int add_tensors(model *m, int i, bool trainable, char *msg, size_t msg_le
 {
     const net_layer *l = &m->net.layers[i];
     const prec_plan *plan = &m->plan;
-    const ak_dtype run = plan->run[i];
+    /* the parameters' format: the layer's, or fp32 where the plan keeps
+     * them so (keep_batchnorm_fp32) */
+    const ak_dtype run = plan->params_f32[i] ? AK_F32 : plan->run[i];
     layer_tensor specs[LAYER_MAX_TENSORS];
     const int n_specs = l->kind->tensors(l, specs);
     int rc = 0;
@@ -248,7 +251,9 @@ int model_init_weights(model *m, uint64_t seed)
             break;
         }
         for (size_t j = 0; j < p->n; j++) {
-            if (p->spec.init == LAYER_INIT_UNIFORM)
+            if (p->spec.init == LAYER_INIT_NORMAL)
+                host[j] = (float)gsl_ran_gaussian_ziggurat(rng, bound);
+            else if (p->spec.init == LAYER_INIT_UNIFORM)
                 host[j] = (float)((2.0 * gsl_rng_uniform(rng) - 1.0) * bound);
             else /* constants draw nothing: the other tensors' values stay the same */
                 host[j] = p->spec.init == LAYER_INIT_ONE ? 1.0f : 0.0f;
@@ -281,6 +286,11 @@ static int layer_io_of(model *m, int i, size_t rows, bool refresh, layer_io *io)
     io->dy = rows_of(m->dact[i], rows, net_out_features(l));
     io->dx = io->dx2 = ak_tensor_none();
     io->work = m->work[i];
+    io->softmax = m->plan.softmax[i];
+    io->accumulate = m->plan.embed_acc;
+    /* dropout's bits: a key per run and layer, a counter range per step */
+    io->rng_key = m->rng_seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i + 1));
+    io->rng_offset = m->rng_step << 32;
     for (int k = 0; k < LAYER_MAX_TENSORS; k++)
         io->w[k] = io->dw[k] = ak_tensor_none();
     for (int k = 0; k < m->n_tensors; k++) {

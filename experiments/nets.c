@@ -330,6 +330,7 @@ void prec_plan_make(const prec_options *o, const net_def *net, prec_plan *plan)
     plan->low = o->low;
     plan->input = AK_F32;
     plan->tf32 = o->tf32;
+    plan->embed_acc = o->embed_acc_low && o->mode != PREC_O0 ? o->low : AK_F32;
     for (int i = 0; i < net->n_layers; i++) {
         const net_layer *l = &net->layers[i];
         const int k = layer_index(l->kind);
@@ -350,6 +351,16 @@ void prec_plan_make(const prec_options *o, const net_def *net, prec_plan *plan)
         }
         if (o->pinned[i]) run = AK_F32;
         plan->run[i] = run;
+        /* a softmax inside the layer (attention) goes where the lists put
+         * the softmax op class, given the layer's format as its input */
+        const layer_kind *sm = layer_find("softmax");
+        const int ks = sm ? layer_index(sm) : -1;
+        ak_dtype soft = run;
+        if (ks >= 0 && o->mode == PREC_O1)
+            soft = o->white[ks] ? o->low : o->black[ks] ? AK_F32 : run;
+        else if (ks >= 0 && o->mode >= PREC_O2)
+            soft = o->black[ks] ? AK_F32 : o->low;
+        plan->softmax[i] = o->pinned[i] || o->mode == PREC_O0 ? AK_F32 : soft;
         if (net_has_params(l)) {
             plan->has_w32[i] = o->mode != PREC_O3 || run == AK_F32;
             plan->has_wlow[i] = o->mode >= PREC_O2 && run != AK_F32;

@@ -120,7 +120,16 @@ typedef struct prec_plan {
     bool has_w32[NET_MAX_LAYERS];  /* fp32 weights (the master, or the weights in O0/O1) */
     bool has_wlow[NET_MAX_LAYERS]; /* low-precision stored weights (O2 model copy, O3 weights) */
     ak_dtype input;                /* format of the network's input batch */
-    bool tf32;                     /* fp32 GEMMs and convolutions take tf32 inputs */
+    /* attention layers: the format of their softmax (the "softmax" op
+     * class's place in the lists, given the layer's); others: run[i] */
+    ak_dtype softmax[NET_MAX_LAYERS];
+    /* the embedding backward's sums into rows: fp32 (PyTorch's CUDA
+     * kernel's acc_type) or the low format (--embedding-accumulation low) */
+    ak_dtype embed_acc;
+    /* parameters kept in fp32 while the layer's activations are low
+     * (keep_batchnorm_fp32: BatchNorm's affine weights) */
+    bool params_f32[NET_MAX_LAYERS];
+    bool tf32; /* fp32 GEMMs and convolutions take tf32 inputs */
 } prec_plan;
 
 /* Op lists, as in autocast: white-listed ops run in the low format from O1
@@ -135,6 +144,7 @@ typedef struct prec_options {
     /* fp32 GEMMs and convolutions round their inputs to tf32 (PyTorch's
      * allow_tf32, cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32); off by default */
     bool tf32;
+    bool embed_acc_low; /* the embedding backward sums in the low format */
 } prec_options;
 
 void prec_options_default(prec_options *o, prec_mode mode, ak_dtype low);

@@ -32,8 +32,15 @@ typedef enum layer_prec { LAYER_PREC_FOLLOW, LAYER_PREC_LOW, LAYER_PREC_FP32 } l
 
 /* How a tensor starts (model_init_weights): UNIFORM is PyTorch's default
  * for Linear and Conv2d, uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)) from
- * the run's generator; ZERO and ONE draw nothing (norms, running stats). */
-typedef enum layer_init { LAYER_INIT_UNIFORM, LAYER_INIT_ZERO, LAYER_INIT_ONE } layer_init;
+ * the run's generator; NORMAL draws N(0, 1/fan_in) (embeddings: GPT-2's
+ * N(0, 0.02^2) is fan_in 2500); ZERO and ONE draw nothing (norms, running
+ * stats). */
+typedef enum layer_init {
+    LAYER_INIT_UNIFORM,
+    LAYER_INIT_ZERO,
+    LAYER_INIT_ONE,
+    LAYER_INIT_NORMAL
+} layer_init;
 
 /* One tensor of a layer, as a checkpoint names and shapes it. */
 typedef struct layer_tensor {
@@ -64,6 +71,10 @@ typedef struct layer_io {
     ak_tensor in2;      /* two-input kinds: the second input (the residual) */
     ak_tensor dx2;      /* backward: w.r.t. in2, or none when in2 is the net's input */
     void *work;         /* the kind's workspace (backend memory, kept from forward to backward) */
+    /* where the plan makes an inner step a choice: the format of the softmax
+       inside attention, of the embedding backward's sums */
+    ak_dtype softmax, accumulate;
+    uint64_t rng_key, rng_offset; /* dropout: this step's Philox key and first counter */
     /* the trainable tensors, then the buffers (running statistics: fp32, updated by forward in
        training), at their place in the kind's tensor list */
     ak_tensor w[LAYER_MAX_TENSORS];
