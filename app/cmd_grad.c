@@ -201,9 +201,9 @@ static int upload_samples(const grad_job *j, const ds_dataset *ds, model *m)
     size_t *idx = malloc(j->count * sizeof *idx);
     float *x = malloc(j->count * ds->features * sizeof *x);
     float *t = ds->target_dim ? malloc(j->count * ds->target_dim * sizeof *t) : NULL;
-    int32_t *labels = ds->labels ? malloc(j->count * sizeof *labels) : NULL;
+    int32_t *labels = ds->label_dim ? malloc(j->count * ds->label_dim * sizeof *labels) : NULL;
     int rc = CLI_OK;
-    if (!idx || !x || (ds->target_dim && !t) || (ds->labels && !labels)) {
+    if (!idx || !x || (ds->target_dim && !t) || (ds->label_dim && !labels)) {
         rc = cli_error(CLI_EFAIL, "out of memory for %zu samples", j->count);
         goto done;
     }
@@ -214,7 +214,8 @@ static int upload_samples(const grad_job *j, const ds_dataset *ds, model *m)
         goto done;
     }
     int ak = ak_to_device(m->b, m->x.data, x, j->count * ds->features * sizeof *x);
-    if (!ak && labels) ak = ak_to_device(m->b, m->labels, labels, j->count * sizeof *labels);
+    if (!ak && labels)
+        ak = ak_to_device(m->b, m->labels, labels, j->count * ds->label_dim * sizeof *labels);
     if (!ak && t) ak = ak_to_device(m->b, m->target.data, t, j->count * ds->target_dim * sizeof *t);
     if (ak)
         rc = cli_error(CLI_EFAIL, "copying the samples to the backend: %s", ak_error_text(m->b));

@@ -66,7 +66,8 @@ static int load_batch(train_state *r, ds_batcher *it, size_t *rows, char *msg, s
         return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     int rc = ak_to_device(b, m->x.data, r->x_host, *rows * r->train->features * sizeof(float));
     if (!rc && r->labels_host) /* a sequence net's: one a token */
-        rc = ak_to_device(b, m->labels, r->labels_host, net_rows(&r->net, *rows) * sizeof(int32_t));
+        rc = ak_to_device(b, m->labels, r->labels_host,
+                          *rows * r->train->label_dim * sizeof(int32_t));
     if (!rc && r->t_host)
         rc = ak_to_device(b, m->target.data, r->t_host, *rows * r->net.outputs * sizeof(float));
     return rc ? train_backend_fail(r, msg, len, "forward/backward") : 0;
