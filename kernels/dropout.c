@@ -24,10 +24,11 @@
 
 static size_t bytes_of(ak_tensor t) { return t.n * ak_dtype_size(t.dtype); }
 
-static int dropout_call(ak_backend *b, const char *call, const char *out_name, const char *in_name,
-                        float p, uint64_t key, uint64_t offset, ak_tensor out, ak_tensor in)
+/* The checks both calls share; *work says whether there are elements. */
+static int check_dropout(ak_backend *b, const char *call, const char *out_name, const char *in_name,
+                         float p, ak_tensor out, ak_tensor in, bool *work)
 {
-    AK_BEGIN(b);
+    *work = false;
     if (!(p >= 0.0f && p < 1.0f))
         return ak_fail(b, AK_EINVAL, call, "p (%g) must be in [0, 1)", (double)p);
     int rc = ak_check_tensor(b, call, in_name, in, AK_ANY_N);
@@ -36,18 +37,26 @@ static int dropout_call(ak_backend *b, const char *call, const char *out_name, c
         ak_overlap(out.data, bytes_of(out), in.data, bytes_of(in)))
         rc = ak_fail(b, AK_EINVAL, call, "%s overlaps %s (only %s = %s, the same dtype, may)",
                      out_name, in_name, out_name, in_name);
-    if (rc || in.n == 0) return rc;
-    return b->ops->dropout(b, p, key, offset, out, in);
+    *work = !rc && in.n > 0;
+    return rc;
 }
 
 int ak_dropout_forward(ak_backend *b, float p, uint64_t key, uint64_t offset, ak_tensor y,
                        ak_tensor x)
 {
-    return dropout_call(b, "ak_dropout_forward", "y", "x", p, key, offset, y, x);
+    AK_BEGIN(b);
+    bool work;
+    const int rc = check_dropout(b, "ak_dropout_forward", "y", "x", p, y, x, &work);
+    if (!work) return rc;
+    return b->ops->dropout(b, p, key, offset, y, x);
 }
 
 int ak_dropout_backward(ak_backend *b, float p, uint64_t key, uint64_t offset, ak_tensor dx,
                         ak_tensor dy)
 {
-    return dropout_call(b, "ak_dropout_backward", "dx", "dy", p, key, offset, dx, dy);
+    AK_BEGIN(b);
+    bool work;
+    const int rc = check_dropout(b, "ak_dropout_backward", "dx", "dy", p, dx, dy, &work);
+    if (!work) return rc;
+    return b->ops->dropout(b, p, key, offset, dx, dy);
 }
