@@ -126,6 +126,7 @@ static int forward(const layer_io *io)
 
 static int backward(const layer_io *io)
 {
+    if (!io->dx.data) return 0; /* first in a net: no parameters, nothing to do */
     const dims d = dims_of(io->l);
     const ak_dtype run = io->dy.dtype;
     const ak_tensor p = buffer(io, 0, io->softmax);

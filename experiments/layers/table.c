@@ -5,9 +5,11 @@
 
 #include <string.h>
 
-const layer_kind *const layer_table[] = {&layer_linear,   &layer_conv2d, &layer_relu,
-                                         &layer_maxpool2, &layer_gelu,   &layer_gelu_tanh,
-                                         &layer_avgpool,  &layer_add};
+const layer_kind *const layer_table[] = {
+    &layer_linear,      &layer_conv2d,    &layer_relu,      &layer_maxpool2,
+    &layer_gelu,        &layer_gelu_tanh, &layer_avgpool,   &layer_add,
+    &layer_batchnorm2d, &layer_layernorm, &layer_softmax,   &layer_log_softmax,
+    &layer_attention,   &layer_posembed,  &layer_embedding, &layer_dropout};
 const int layer_count = (int)(sizeof layer_table / sizeof layer_table[0]);
 _Static_assert(sizeof layer_table / sizeof layer_table[0] <= LAYER_MAX_KINDS,
                "LAYER_MAX_KINDS is too small for the table");

@@ -1,5 +1,6 @@
 /* net_ref.c: the tests' double-precision nets (net_ref.h). */
 #include "net_ref.h"
+#include "net_ref_kinds.h"
 
 #include <check.h>
 #include <math.h>
@@ -9,26 +10,33 @@
 /* ---- each kind's forward, one sample ----------------------------------------------------- */
 static void ref_linear(const net_layer *l, const double *in, double *out, const double *const *w)
 {
-    for (size_t o = 0; o < l->out_c; o++) {
-        double s = w[1][o];
-        for (size_t k = 0; k < l->in_c; k++)
-            s += w[0][o * l->in_c + k] * in[k];
-        out[o] = s;
-    }
+    for (size_t t = 0; t < (l->tokens ? l->tokens : 1); t++) /* every token's features */
+        for (size_t o = 0; o < l->out_c; o++) {
+            double s = w[1] ? w[1][o] : 0;
+            for (size_t k = 0; k < l->in_c; k++)
+                s += w[0][o * l->in_c + k] * in[t * l->in_c + k];
+            out[t * l->out_c + o] = s;
+        }
 }
 
 static void ref_conv2d(const net_layer *l, const double *in, double *out, const double *const *w)
 {
-    const size_t k = l->kernel;
+    const size_t k = l->kernel, st = l->stride ? l->stride : 1;
     for (size_t o = 0; o < l->out_c; o++)
         for (size_t oy = 0; oy < l->out_h; oy++)
             for (size_t ox = 0; ox < l->out_w; ox++) {
-                double s = w[1][o];
+                double s = w[1] ? w[1][o] : 0;
                 for (size_t c = 0; c < l->in_c; c++)
                     for (size_t ky = 0; ky < k; ky++)
-                        for (size_t kx = 0; kx < k; kx++)
+                        for (size_t kx = 0; kx < k; kx++) {
+                            /* zero padding: positions outside the input add nothing */
+                            const long y = (long)(oy * st + ky) - (long)l->pad;
+                            const long x = (long)(ox * st + kx) - (long)l->pad;
+                            if (y < 0 || x < 0 || y >= (long)l->in_h || x >= (long)l->in_w)
+                                continue;
                             s += w[0][((o * l->in_c + c) * k + ky) * k + kx] *
-                                 in[(c * l->in_h + oy + ky) * l->in_w + ox + kx];
+                                 in[(c * l->in_h + (size_t)y) * l->in_w + (size_t)x];
+                        }
                 out[(o * l->out_h + oy) * l->out_w + ox] = s;
             }
 }
@@ -98,10 +106,22 @@ static const struct {
     ref_layer_fn fn;    /* one sample */
     ref_batch_fn batch; /* or the whole batch at once */
 } refs[] = {
-    {"linear", ref_linear, NULL},   {"conv2d", ref_conv2d, NULL},
-    {"relu", ref_relu, NULL},       {"maxpool2", ref_maxpool2, NULL},
-    {"gelu", ref_gelu, NULL},       {"gelu_tanh", ref_gelu_tanh, NULL},
-    {"avgpool", ref_avgpool, NULL}, {"add", NULL, ref_add},
+    {"linear", ref_linear, NULL},
+    {"conv2d", ref_conv2d, NULL},
+    {"relu", ref_relu, NULL},
+    {"maxpool2", ref_maxpool2, NULL},
+    {"gelu", ref_gelu, NULL},
+    {"gelu_tanh", ref_gelu_tanh, NULL},
+    {"avgpool", ref_avgpool, NULL},
+    {"add", NULL, ref_add},
+    {"batchnorm2d", NULL, ref_batchnorm2d},
+    {"layernorm", ref_layernorm, NULL},
+    {"softmax", ref_softmax, NULL},
+    {"log_softmax", ref_log_softmax, NULL},
+    {"attention", ref_attention, NULL},
+    {"posembed", ref_posembed, NULL},
+    {"embedding", ref_embedding, NULL},
+    {"dropout", NULL, NULL}, /* by its index: below */
 };
 
 static int ref_row(const layer_kind *k)
@@ -138,7 +158,9 @@ static double ref_loss(const net_def *n, const model *m, const ref_params *rp, c
             if (m->params[k].layer == li) w[m->params[k].slot] = rp->p[k];
         const int row = ref_row(l->kind);
         ck_assert_msg(row >= 0, "no reference for %s", l->kind->name);
-        if (refs[row].batch)
+        if (l->kind == &layer_dropout)
+            ref_dropout_at(l, li, rows, in, y);
+        else if (refs[row].batch)
             refs[row].batch(l, rows, in, in2, y, w);
         else
             for (size_t r = 0; r < rows; r++)
@@ -162,9 +184,9 @@ static double ref_loss(const net_def *n, const model *m, const ref_params *rp, c
         }
         total /= (double)loss_rows;
     } else {
-        for (size_t k = 0; k < rows * width; k++)
+        for (size_t k = 0; k < loss_rows * width; k++)
             total += (a[k] - target[k]) * (a[k] - target[k]);
-        total /= (double)(rows * width);
+        total /= (double)(loss_rows * width);
     }
     for (int li = 0; li < n->n_layers; li++)
         free(acts[li]);
@@ -193,18 +215,22 @@ void ref_check_gradients(const char *what, const net_def *n, size_t rows)
     for (size_t i = 0; i < in_n; i++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
         x[i] = (float)((s >> 40) & 0xFFFF) / 65536.0f;
+        if (n->layers[0].kind->index_input) /* token ids */
+            x[i] = floorf(x[i] * (float)n->layers[0].vocab);
     }
-    int32_t labels[64];
-    float *target = malloc(rows * n->outputs * sizeof *target);
-    for (size_t r = 0; r < rows; r++)
+    const size_t loss_rows = net_rows(n, rows); /* a sequence net's: one a token */
+    ck_assert_uint_le(loss_rows, 1024);
+    int32_t labels[1024];
+    float *target = malloc(loss_rows * n->outputs * sizeof *target);
+    for (size_t r = 0; r < loss_rows; r++)
         labels[r] = (int32_t)((r * 7 + 3) % n->outputs);
-    for (size_t i = 0; i < rows * n->outputs; i++)
+    for (size_t i = 0; i < loss_rows * n->outputs; i++)
         target[i] = (float)((i * 37) % 11) / 11.0f - 0.5f;
     ck_assert_int_eq(ak_to_device(b, m->x.data, x, in_n * 4), 0);
     if (n->loss == NET_XENT)
-        ck_assert_int_eq(ak_to_device(b, m->labels, labels, rows * 4), 0);
+        ck_assert_int_eq(ak_to_device(b, m->labels, labels, loss_rows * 4), 0);
     else
-        ck_assert_int_eq(ak_to_device(b, m->target.data, target, rows * n->outputs * 4), 0);
+        ck_assert_int_eq(ak_to_device(b, m->target.data, target, loss_rows * n->outputs * 4), 0);
     ck_assert_msg(model_forward_backward(m, rows, NULL) == 0, "%s", ak_error(b));
     float loss;
     ck_assert_int_eq(ak_to_host(b, &loss, m->loss, 4), 0);

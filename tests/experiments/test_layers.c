@@ -23,6 +23,7 @@
  * without them). */
 #define TINY_OUT    3
 #define TINY_KERNEL 3
+#define TINY_TOKENS 4
 
 /* A net on 2 x 6 x 6 inputs: [a 1 x 1 conv "probe" when probe,] the
  * layer of kind k, a linear "head" to 4 outputs, MSE loss. */
@@ -31,11 +32,26 @@ static void tiny_net(const layer_kind *k, bool probe, net_def *n)
     char msg[256];
     memset(n, 0, sizeof *n);
     snprintf(n->name, sizeof n->name, "tiny-%s", k->name);
-    n->in_c = 2;
-    n->in_h = n->in_w = 6;
+    const bool sequence =
+        k->index_input || k == &layer_layernorm || k == &layer_attention || k == &layer_posembed;
+    if (sequence) { /* 4 tokens of 6 features (token ids for an embedding) */
+        n->tokens = TINY_TOKENS;
+        n->in_c = k->index_input ? 1 : 6;
+        n->in_h = TINY_TOKENS;
+        n->in_w = 1;
+    } else {
+        n->in_c = 2;
+        n->in_h = n->in_w = 6;
+    }
     n->loss = NET_MSE;
-    if (probe)
-        ck_assert_msg(net_append(n, &layer_conv2d, "probe", 2, 1, msg, sizeof msg) == 0, "%s", msg);
+    /* a probe cannot stand before a layer that reads token ids */
+    if (probe && !k->index_input)
+        ck_assert_msg(net_append(n, sequence ? &layer_linear : &layer_conv2d, "probe",
+                                 sequence ? 6 : 2, 1, msg, sizeof msg) == 0,
+                      "%s", msg);
+    /* before BatchNorm a bias has no effect (its gradient is 0 but for
+     * rounding): ResNet's convolutions have none */
+    if (probe && k == &layer_batchnorm2d) n->layers[0].flags |= NET_NO_BIAS;
     net_layer l;
     memset(&l, 0, sizeof l);
     l.kind = k;
@@ -46,6 +62,9 @@ static void tiny_net(const layer_kind *k, bool probe, net_def *n)
     l.in2 = k->inputs == 2 ? l.in : NET_NO_INPUT;
     l.out_c = TINY_OUT;
     l.kernel = TINY_KERNEL;
+    l.heads = 2; /* attention: 6 = 3 x (2 heads of 1) */
+    l.vocab = 5; /* embedding: ids 0..4 */
+    l.p = 0.25;  /* dropout */
     ck_assert_msg(net_add(n, &l, msg, sizeof msg) == 0, "%s", msg);
     ck_assert_msg(net_append(n, &layer_linear, "head", 4, 0, msg, sizeof msg) == 0, "%s", msg);
 }
@@ -79,7 +98,7 @@ START_TEST(table_complete)
         /* a tiny instance: its tensors and its cost */
         net_def n;
         tiny_net(k, true, &n);
-        const net_layer *l = &n.layers[1];
+        const net_layer *l = &n.layers[net_find_layer(&n, "layer")];
         ck_assert_uint_gt(net_in_features(l), 0);
         ck_assert_uint_gt(net_out_features(l), 0);
         layer_tensor t[LAYER_MAX_TENSORS];
@@ -168,11 +187,14 @@ START_TEST(modes)
     ck_assert_msg(b != NULL, "%s", msg);
     net_def n;
     tiny_net(k, true, &n);
-    const size_t rows = 2, in_n = rows * 72;
-    float x[2 * 72], target[2 * 4];
+    const size_t rows = 2, in_n = rows * n.in_c * n.in_h * n.in_w;
+    const size_t t_n = net_rows(&n, rows) * n.outputs;
+    float x[2 * 72], target[2 * 4 * TINY_TOKENS];
+    ck_assert_uint_le(in_n, 2 * 72);
+    ck_assert_uint_le(t_n, 2 * 4 * TINY_TOKENS);
     for (size_t i = 0; i < in_n; i++)
-        x[i] = (float)((i * 29) % 17) / 17.0f;
-    for (size_t i = 0; i < rows * 4; i++)
+        x[i] = k->index_input ? (float)(i % 5) : (float)((i * 29) % 17) / 17.0f;
+    for (size_t i = 0; i < t_n; i++)
         target[i] = 0.25f * (float)(i % 3);
     for (int mode = 0; mode < 4; mode++)
         for (int low = 0; low < 2; low++) {
@@ -183,8 +205,8 @@ START_TEST(modes)
             model *m = NULL;
             ck_assert_msg(model_create(b, &n, &p, rows, &m, msg, sizeof msg) == 0, "%s", msg);
             ck_assert_int_eq(model_init_weights(m, 5), 0);
-            ck_assert_int_eq(ak_to_device(b, m->x.data, x, sizeof x), 0);
-            ck_assert_int_eq(ak_to_device(b, m->target.data, target, sizeof target), 0);
+            ck_assert_int_eq(ak_to_device(b, m->x.data, x, in_n * sizeof x[0]), 0);
+            ck_assert_int_eq(ak_to_device(b, m->target.data, target, t_n * sizeof target[0]), 0);
             ck_assert_msg(model_forward_backward(m, rows, NULL) == 0, "%s O%d: %s", k->name, mode,
                           ak_error(b));
             float loss;
