@@ -57,7 +57,7 @@ typedef struct model {
     /* dropout's random bits: the run's seed and the step (set before each
      * training step; a layer's mask is a function of both) */
     uint64_t rng_seed, rng_step;
-    int32_t *correct;                   /* backend memory: correct predictions (xent) */
+    int32_t *correct; /* backend memory: correct predictions (xent) */
 } model;
 
 /* Allocates everything for batch rows on backend b.  Returns 0, or an AK_E*

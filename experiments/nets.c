@@ -1,6 +1,9 @@
 /* nets.c: the reference networks and the precision plan (nets.h). */
 #include "atomic_file.h" /* ut_fail */
 #include "nets.h"
+#include "nets_internal.h"
+
+#include <stdarg.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -123,7 +126,24 @@ size_t net_rows(const net_def *net, size_t samples)
     return net->tokens ? samples * net->tokens : samples;
 }
 
-const char *net_names(void) { return "simplenet, lenet5, mlp, deepmlp"; }
+const char *net_names(void) { return "simplenet, lenet5, mlp, deepmlp, resnet, transformer"; }
+
+int net_add_layer(net_def *net, const layer_kind *kind, int in, int in2, const net_layer *hyper,
+                  char *msg, size_t msg_len, const char *name_fmt, ...)
+{
+    net_layer l = *hyper;
+    l.kind = kind;
+    l.in = in;
+    l.in2 = in2;
+    va_list ap;
+    va_start(ap, name_fmt);
+    const int n = vsnprintf(l.name, sizeof l.name, name_fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof l.name)
+        return ut_fail(msg, msg_len, -1, "%s: a layer name longer than %d characters", net->name,
+                       NET_NAME_LEN - 1);
+    return net_add(net, &l, msg, msg_len) == 0 ? net->n_layers - 1 : -1;
+}
 
 /* deepmlp: Fashion-MNIST's 784 pixels through depth Linear layers of width
  * features with ReLU between them and no normalization, PyTorch's default
@@ -161,6 +181,11 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
     const int depth = size && size->depth ? size->depth : 0;
     if (!name) return ut_fail(msg, msg_len, -1, "no net given (expected %s)", net_names());
     snprintf(net->name, sizeof net->name, "%s", name);
+    if (size && (size->heads || size->context || size->dropout != 0) &&
+        strcmp(name, "transformer") != 0)
+        return ut_fail(msg, msg_len, -1,
+                       "--heads, --context and --dropout apply to the transformer only, not %s",
+                       name);
     int rc = 0;
     if (strcmp(name, "simplenet") == 0) {
         const size_t w = width ? width : 4096;
@@ -179,6 +204,10 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
             rc = net_append(net, &layer_linear, fc, w, 0, msg, msg_len);
             if (!rc && i < d) rc = net_append(net, &layer_relu, relu, 0, 0, msg, msg_len);
         }
+    } else if (strcmp(name, "resnet") == 0) {
+        rc = net_build_resnet(net, size, msg, msg_len);
+    } else if (strcmp(name, "transformer") == 0) {
+        rc = net_build_transformer(net, size, msg, msg_len);
     } else if (strcmp(name, "deepmlp") == 0) {
         rc = build_deepmlp(net, width ? width : 128, depth ? depth : 16, msg, msg_len);
     } else {
@@ -189,7 +218,9 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
             return ut_fail(msg, msg_len, -1, "unknown net '%s' (expected %s)", name, net_names());
         if (width || depth)
             return ut_fail(msg, msg_len, -1,
-                           "--width and --depth apply to simplenet and deepmlp only, not %s", name);
+                           "--width and --depth do not apply to %s (only to simplenet, deepmlp, "
+                           "resnet, transformer)",
+                           name);
         net->loss = fixed_nets[f].loss;
         net->in_c = fixed_nets[f].in_c;
         net->in_h = fixed_nets[f].in_h;

@@ -67,17 +67,22 @@ typedef struct net_def {
     net_loss loss;
 } net_def;
 
-/* Sizes a user may change (0 = the net's default): simplenet's width and
- * depth (number of Linear layers). */
+/* Sizes a user may change (0 = the net's default): the width (simplenet's
+ * and deepmlp's layers, resnet's first stage's channels, the
+ * transformer's features) and depth (Linear layers; resnet's blocks a
+ * stage; transformer blocks); the transformer's heads, context and
+ * dropout. */
 typedef struct net_size {
     size_t width;
     int depth;
+    size_t heads, context;
+    double dropout;
 } net_size;
 
 /* Builds the named net; returns 0, or -1 with a one-line reason in msg
  * (unknown name, impossible size). */
 int net_build(const char *name, const net_size *size, net_def *net, char *msg, size_t msg_len);
-const char *net_names(void); /* "simplenet, lenet5, mlp" */
+const char *net_names(void); /* "simplenet, lenet5, mlp, deepmlp, resnet, transformer" */
 /* Appends a layer of the given kind reading the last layer's output (or
  * the net's input: set in_c, in_h, in_w first) with the hyperparameters
  * out_c and kernel (0 where the kind has none); its kind gives the output

@@ -43,7 +43,7 @@ static void build(fixture *f, uint64_t seed)
     char msg[256];
     f->b = ak_open("cpu", msg, sizeof msg);
     ck_assert_msg(f->b != NULL, "%s", msg);
-    const net_size size = {4, 2};
+    const net_size size = {.width = 4, .depth = 2};
     ck_assert_int_eq(net_build("simplenet", &size, &f->net, msg, sizeof msg), 0);
     prec_options o;
     prec_options_default(&o, PREC_O0, AK_F16);

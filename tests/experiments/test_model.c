@@ -49,7 +49,7 @@ START_TEST(nets_shapes)
     ck_assert_uint_eq(param_total(&n), 3 * (4096u * 4096u + 4096u)); /* about 50M */
     ck_assert_int_eq(n.loss, NET_MSE);
     ck_assert_int_eq(net_find_layer(&n, "fc3"), 4);
-    net_size small = {64, 5};
+    net_size small = {.width = 64, .depth = 5};
     ck_assert_int_eq(net_build("simplenet", &small, &n, msg, sizeof msg), 0);
     ck_assert_int_eq(n.n_layers, 9);
     /* deepmlp: 784 -> 15 x (Linear 128, ReLU) -> Linear 10: 100480 + 14 x 16512 + 1290 */
@@ -58,13 +58,14 @@ START_TEST(nets_shapes)
     ck_assert_int_eq(n.n_layers, 31);
     ck_assert_str_eq(n.layers[30].name, "fc16");
     ck_assert_int_eq(n.loss, NET_XENT);
-    net_size deep = {32, 49};
+    net_size deep = {.width = 32, .depth = 49};
     ck_assert_int_eq(net_build("deepmlp", &deep, &n, msg, sizeof msg), -1);
     ck_assert_str_eq(msg, "--depth 49 is out of range for deepmlp (2 to 48)");
     ck_assert_int_eq(net_build("vgg", NULL, &n, msg, sizeof msg), -1);
-    ck_assert_str_eq(msg, "unknown net 'vgg' (expected simplenet, lenet5, mlp, deepmlp)");
+    ck_assert_str_eq(
+        msg, "unknown net 'vgg' (expected simplenet, lenet5, mlp, deepmlp, resnet, transformer)");
     ck_assert_int_eq(net_build("lenet5", &small, &n, msg, sizeof msg), -1);
-    ck_assert_msg(strstr(msg, "simplenet and deepmlp only") != NULL, "%s", msg);
+    ck_assert_msg(strstr(msg, "do not apply to lenet5") != NULL, "%s", msg);
     small.depth = 0;
     small.width = 1u << 20;
     ck_assert_int_eq(net_build("simplenet", &small, &n, msg, sizeof msg), -1);
@@ -134,13 +135,13 @@ START_TEST(gradients_lenet5) { check_gradients("lenet5", NULL, 2); }
 END_TEST
 START_TEST(gradients_deepmlp)
 {
-    const net_size small = {12, 6};
+    const net_size small = {.width = 12, .depth = 6};
     check_gradients("deepmlp", &small, 3);
 }
 END_TEST
 START_TEST(gradients_simplenet)
 {
-    const net_size small = {24, 3};
+    const net_size small = {.width = 24, .depth = 3};
     check_gradients("simplenet", &small, 4);
 }
 END_TEST
