@@ -233,7 +233,8 @@ static const amp_op paddle_ops[] = {
     FOL("get_tensor_from_selected_rows", P12, NULL), FOL("sign", P12, NULL),
     FOL("cast", P12, NULL), FOL("fused_bn_add_activation", P12, NULL),
     FOL("c_identity", P12, NULL), FOL("c_concat", P12, NULL), FOL("c_allreduce_sum", P12, NULL),
-    FOL("concat", P12, NULL), FOL("split", P12, NULL), FOL("fused_multi_transformer", P12, NULL),
+    FOL("concat", P12, NULL), FOL("split", P12, NULL), FOL("fused_feedforward", P12, NULL),
+    FOL("fused_attention", P12, NULL), FOL("fused_multi_transformer", P12, NULL),
 };
 #undef P12
 
