@@ -107,7 +107,7 @@ static const opt_spec bench_train_options[] = {
      .kind = OPT_STRING,
      .offset = F(net),
      .metavar = "NET",
-     .help = "mlp (default), lenet5 or simplenet (synthetic data)",
+     .help = "mlp (default), lenet5, deepmlp or simplenet (synthetic data)",
      .group = "options:"},
     {.name = "backend",
      .kind = OPT_STRING,
@@ -125,14 +125,14 @@ static const opt_spec bench_train_options[] = {
      .offset = F(batch),
      .imin = 1,
      .imax = 1 << 20,
-     .help = "default: simplenet 512, lenet5 32, mlp 64"},
+     .help = "default: simplenet 512, lenet5 32, mlp and deepmlp 64"},
     {.name = "width",
      .kind = OPT_SIZE,
      .offset = F(size.width),
      .imin = 1,
      .imax = 65536,
      .label = "--width N, --depth N",
-     .help = "simplenet's width (4096) and number of layers (3)"},
+     .help = "layer width and number of Linear layers: simplenet 4096, 3; deepmlp 128, 16"},
     {.name = "depth", .kind = OPT_INT, .offset = F(size.depth), .imin = 1, .imax = 16, .label = ""},
     {.name = "data",
      .kind = OPT_DIR,
@@ -224,8 +224,8 @@ static int load_batches(tbench *t)
     size_t *idx = malloc(n * sizeof *idx);
     t->x = malloc(n * ds->features * sizeof *t->x);
     if (ds->target_dim) t->targets = malloc(n * ds->target_dim * sizeof *t->targets);
-    if (ds->labels) t->labels = malloc(n * sizeof *t->labels);
-    if (!idx || !t->x || (ds->target_dim && !t->targets) || (ds->labels && !t->labels)) {
+    if (ds->label_dim) t->labels = malloc(n * ds->label_dim * sizeof *t->labels);
+    if (!idx || !t->x || (ds->target_dim && !t->targets) || (ds->label_dim && !t->labels)) {
         free(idx);
         return cli_error(CLI_EFAIL, "out of memory for %zu samples", n);
     }
@@ -244,8 +244,9 @@ static int load_batches(tbench *t)
         if (!rc) rc = ak_to_device(b, t->dev_targets, t->targets, bytes);
     }
     if (!rc && t->labels) {
-        rc = ak_alloc(b, n * sizeof *t->labels, (void **)&t->dev_labels);
-        if (!rc) rc = ak_to_device(b, t->dev_labels, t->labels, n * sizeof *t->labels);
+        const size_t bytes = n * ds->label_dim * sizeof *t->labels;
+        rc = ak_alloc(b, bytes, (void **)&t->dev_labels);
+        if (!rc) rc = ak_to_device(b, t->dev_labels, t->labels, bytes);
     }
     if (rc) return cli_error(CLI_EFAIL, "copying the batches to the backend: %s", ak_error_text(b));
     return CLI_OK;
@@ -318,7 +319,8 @@ static int run_step(tbench *t, tb_run *r, size_t k)
     int rc =
         ak_copy(b, m->x.data, t->dev_x + first * ds->features, rows * ds->features * sizeof(float));
     if (!rc && t->dev_labels)
-        rc = ak_copy(b, m->labels, t->dev_labels + first, rows * sizeof(int32_t));
+        rc = ak_copy(b, m->labels, t->dev_labels + first * ds->label_dim,
+                     rows * ds->label_dim * sizeof(int32_t));
     if (!rc && t->dev_targets)
         rc = ak_copy(b, m->target.data, t->dev_targets + first * ds->target_dim,
                      rows * ds->target_dim * sizeof(float));

@@ -48,7 +48,7 @@ static const opt_spec grad_options[] = {
      .kind = OPT_STRING,
      .offset = F(j.net_name),
      .metavar = "NET",
-     .help = "simplenet, lenet5 or mlp"},
+     .help = "simplenet, lenet5, mlp or deepmlp"},
     {.name = "init",
      .kind = OPT_PATH,
      .offset = F(j.init),
@@ -81,7 +81,7 @@ static const opt_spec grad_options[] = {
      .imin = 1,
      .imax = 65536,
      .label = "--width N, --depth N",
-     .help = "simplenet's width (4096) and number of layers (3)"},
+     .help = "layer width and number of Linear layers: simplenet 4096, 3; deepmlp 128, 16"},
     {.name = "depth",
      .kind = OPT_INT,
      .offset = F(j.size.depth),
@@ -201,9 +201,9 @@ static int upload_samples(const grad_job *j, const ds_dataset *ds, model *m)
     size_t *idx = malloc(j->count * sizeof *idx);
     float *x = malloc(j->count * ds->features * sizeof *x);
     float *t = ds->target_dim ? malloc(j->count * ds->target_dim * sizeof *t) : NULL;
-    int32_t *labels = ds->labels ? malloc(j->count * sizeof *labels) : NULL;
+    int32_t *labels = ds->label_dim ? malloc(j->count * ds->label_dim * sizeof *labels) : NULL;
     int rc = CLI_OK;
-    if (!idx || !x || (ds->target_dim && !t) || (ds->labels && !labels)) {
+    if (!idx || !x || (ds->target_dim && !t) || (ds->label_dim && !labels)) {
         rc = cli_error(CLI_EFAIL, "out of memory for %zu samples", j->count);
         goto done;
     }
@@ -214,7 +214,8 @@ static int upload_samples(const grad_job *j, const ds_dataset *ds, model *m)
         goto done;
     }
     int ak = ak_to_device(m->b, m->x.data, x, j->count * ds->features * sizeof *x);
-    if (!ak && labels) ak = ak_to_device(m->b, m->labels, labels, j->count * sizeof *labels);
+    if (!ak && labels)
+        ak = ak_to_device(m->b, m->labels, labels, j->count * ds->label_dim * sizeof *labels);
     if (!ak && t) ak = ak_to_device(m->b, m->target.data, t, j->count * ds->target_dim * sizeof *t);
     if (ak)
         rc = cli_error(CLI_EFAIL, "copying the samples to the backend: %s", ak_error_text(m->b));

@@ -92,7 +92,7 @@ typedef struct entry {
 static size_t entries_of(model *m, entry *e)
 {
     size_t n = 0;
-    for (int i = 0; i < m->n_params; i++) {
+    for (int i = 0; i < m->n_tensors; i++) {
         model_param *p = &m->params[i];
         struct {
             const char *prefix, *suffix;
@@ -335,7 +335,7 @@ int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len)
     if (!f) return ut_fail(msg, msg_len, -1, "%s", why);
     /* an ampscope checkpoint carries its checksum; other programs' files need none */
     int rc = check_crc32(f, path, false, msg, msg_len);
-    for (int i = 0; i < m->n_params && !rc; i++) {
+    for (int i = 0; i < m->n_tensors && !rc; i++) {
         model_param *p = &m->params[i];
         uint64_t shape[4];
         const size_t ndim = param_shape(p, shape);

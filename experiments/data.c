@@ -1,6 +1,7 @@
 /* data.c: the data set (data.h): errors, split names and freeing, and the
  * seeds and generators the synthetic data and the shuffles draw from.  The
- * loaders are data_idx.c, data_fashion_mnist.c and data_synthetic.c;
+ * loaders are data_idx.c, data_fashion_mnist.c, data_synthetic.c and
+ * data_text.c;
  * batches data_batch.c (data_internal.h). */
 #include "data_internal.h"
 
@@ -28,6 +29,7 @@ void ds_free(ds_dataset *ds)
     free(ds->targets);
     free(ds->pixels);
     free(ds->inputs);
+    free(ds->tokens);
     free(ds->images_path);
     free(ds->labels_path);
     free(ds);

@@ -1,6 +1,7 @@
 /* data.h: the training data: Fashion-MNIST read from IDX files (gzip'd or
- * plain), synthetic Gaussian data for SimpleNet, seeded shuffling and batch
- * gathering into caller-provided host buffers.
+ * plain), synthetic Gaussian data for SimpleNet, text for a character-level
+ * language model (Debian's fortunes), seeded shuffling and batch gathering
+ * into caller-provided host buffers.
  *
  * Errors.  Every function that can fail returns 0 (DS_OK) or a negative DS_E*
  * code after writing one line into msg (msg may be NULL; it is truncated to
@@ -55,16 +56,21 @@ typedef struct ds_dataset {
     size_t height;     /* images: rows + 2 pad; synthetic: 1 */
     size_t width;      /* images: cols + 2 pad; synthetic: in_dim */
     size_t features;   /* channels * height * width: floats per input */
-    size_t classes;    /* 10 for labelled images, 0 for synthetic data */
-    size_t target_dim; /* floats per target: 0 for labelled images */
-    int32_t *labels;   /* count labels in 0..classes-1, or NULL */
+    size_t classes;    /* 10 for labelled images, DS_TEXT_VOCAB for text, 0 for synthetic data */
+    size_t label_dim;  /* int32 labels per sample: 1 for images, context for text, 0: none */
+    size_t target_dim; /* floats per target: 0 for labelled images and text */
+    int32_t *labels;   /* count * label_dim labels in 0..classes-1 (images), or NULL */
     float *targets;    /* count * target_dim floats, or NULL */
-    /* storage: exactly one of pixels / inputs is non-NULL */
+    /* storage: exactly one of pixels / inputs / tokens is non-NULL */
     uint8_t *pixels;   /* count * rows * cols bytes, as in the file */
     size_t rows, cols; /* the file's image size */
     size_t pad;        /* zero pixels added on each side when gathering */
     float *inputs;     /* count * features floats (synthetic) */
-    char *images_path; /* the files read (NULL for synthetic), for the run record */
+    uint8_t *tokens;   /* text: the split's n_tokens token ids (labels NULL: they are tokens) */
+    size_t n_tokens;
+    size_t stride;     /* text: sample i is the window tokens[i * stride ... + context] */
+    char *images_path; /* the files read (NULL for synthetic; text: the directory), for the run
+                          record */
     char *labels_path;
 } ds_dataset;
 
@@ -153,6 +159,80 @@ typedef struct ds_synthetic_options {
  * depend on out_dim or the rule.  Memory: count * (in_dim + out_dim) floats. */
 int ds_synthetic(const ds_synthetic_options *opt, ds_dataset **out, char *msg, size_t msg_len);
 
+/* ---- text: a character-level language model (Debian's fortunes) ---------------------
+ * Source.  The plain-text files of Debian's `fortunes` package (1:1.99.1-7.3
+ * in Debian 12), a fixed list in a fixed order, ds_fortunes_files: cookie,
+ * definitions, fortunes, humorists, literature, people, platitudes, science,
+ * songs-poems, tao (the ten whose bytes are all ASCII: 1136525 bytes in
+ * all); never the .dat index files or the .u8 links.  The files are read
+ * whole and concatenated in that order, byte for byte (nothing added
+ * between them: each ends with a newline, and fortunes are separated by
+ * lines holding "%").
+ *
+ * Tokens.  A fixed character vocabulary, the same on every machine: one
+ * token per byte of the files,
+ *   id 0      any other byte (control characters, DEL, bytes 128..255),
+ *   id 1      tab (9),
+ *   id 2      newline (10),
+ *   id 3..97  the printable ASCII characters ' ' (32) .. '~' (126), in
+ *             order: id = byte - 29.
+ * As the files listed are ASCII, a token is a character and a byte: bits per
+ * character (ds_bits_per_char) are bits per byte.
+ *
+ * Split.  Of the n tokens of the concatenation, the last floor(n / 10) are
+ * the held-out split (DS_TEST, named "validation"), the rest the training
+ * split (DS_TRAIN).  Each split is cut into windows on its own: none spans
+ * the boundary.
+ *
+ * Samples.  Sample i of a split is the window of context + 1 tokens starting
+ * at token i * stride of the split; count = floor((n_split - context - 1) /
+ * stride) + 1 windows (the tokens after the last window are unused).
+ * ds_gather writes the first context ids as floats (exact integers: the
+ * model's input batch is fp32) into x, features = width = context, and the
+ * next token at each position (ids 1..context of the window) as context
+ * int32 labels: label_dim = context, classes = DS_TEXT_VOCAB. */
+#define DS_FORTUNES_DIR     "/usr/share/games/fortunes"
+#define DS_FORTUNES_NFILES  10
+#define DS_TEXT_VOCAB       98
+#define DS_TEXT_MAX_CONTEXT 65536
+#define DS_TEXT_MAX_BYTES   ((size_t)1 << 30) /* all files together */
+extern const char *const ds_fortunes_files[DS_FORTUNES_NFILES];
+
+typedef struct ds_text_options {
+    size_t context; /* tokens per input, 1..DS_TEXT_MAX_CONTEXT */
+    size_t stride;  /* tokens between window starts (0: context, windows that do not overlap);
+                       at most context */
+    size_t subset;  /* keep the first N windows (0: all; more than there are: all) */
+} ds_text_options;
+
+/* The token id of a byte, and back: the byte of id 1..97, or -1 for id 0
+ * ("other") and ids outside the vocabulary. */
+int ds_text_token(uint8_t byte);
+int ds_text_byte(int id);
+
+/* Bits per character from a mean cross-entropy in nats per token:
+ * nats / ln 2 (one token is one character and one byte of the files). */
+double ds_bits_per_char(double mean_nats);
+
+/* The cheap check before a run: dir (NULL: DS_FORTUNES_DIR) is a directory
+ * and every listed file opens for reading.  DS_OK, or DS_ENOENT / DS_EIO
+ * with the message the load would give (naming the path, and the package
+ * when dir is Debian's). */
+int ds_check_text(const char *dir, char *msg, size_t msg_len);
+
+/* Loads a split of ds_fortunes_files in dir (NULL: DS_FORTUNES_DIR), named
+ * "text train" or "text validation".  Errors, each naming the path: dir or a
+ * file missing (DS_ENOENT), a file empty or not a regular file, the files
+ * together over DS_TEXT_MAX_BYTES, or a split shorter than one window of
+ * context + 1 tokens (DS_EFORMAT), a read that fails (DS_EIO, with
+ * strerror).  A bad option (context 0 or too large, stride over context) is
+ * DS_EINVAL.  *out is NULL on failure. */
+int ds_load_text(const char *dir, ds_split split, const ds_text_options *opt, ds_dataset **out,
+                 char *msg, size_t msg_len);
+/* The same on any list of n_names files in dir (n_names >= 1). */
+int ds_load_text_files(const char *dir, const char *const *names, size_t n_names, ds_split split,
+                       const ds_text_options *opt, ds_dataset **out, char *msg, size_t msg_len);
+
 /* ---- seeds, shuffling and batches ---------------------------------------------- */
 /* The independent random streams ampscope draws from one user seed. */
 enum ds_stream {
@@ -179,8 +259,10 @@ int ds_shuffle(size_t n, uint64_t seed, uint64_t epoch, size_t *perm, char *msg,
 /* Gathers samples indices[0..n-1] of ds into host buffers, sample after
  * sample:
  *   x:       n * ds->features floats, each sample [channels, height, width]
- *            (images: pixels scaled as above, the pad border zero);
- *   labels:  n int32 labels (only for a data set with labels);
+ *            (images: pixels scaled as above, the pad border zero; text:
+ *            the window's first context token ids);
+ *   labels:  n * ds->label_dim int32 labels (only for a data set with
+ *            labels: label_dim > 0);
  *   targets: n * ds->target_dim floats (only for a data set with targets).
  * Any of the three may be NULL to skip it; asking for labels or targets the
  * data set does not have is an error.  Every index must be < ds->count. */

@@ -1,5 +1,6 @@
-/* data_batch.c: seeded shuffles, gathering samples into host buffers and
- * the batcher that walks an epoch (data.h). */
+/* data_batch.c: seeded shuffles, gathering samples (images, synthetic
+ * vectors, text windows) into host buffers and the batcher that walks an
+ * epoch (data.h). */
 #include "data_internal.h"
 
 #include <stdlib.h>
@@ -40,12 +41,25 @@ static void gather_image(const ds_dataset *ds, size_t index, float *dst)
     }
 }
 
+/* Text: the window's first context ids as floats, the next id at each
+ * position as its labels. */
+static void gather_window(const ds_dataset *ds, size_t index, float *x, int32_t *labels)
+{
+    const uint8_t *w = ds->tokens + index * ds->stride;
+    if (x)
+        for (size_t k = 0; k < ds->features; k++)
+            x[k] = (float)w[k];
+    if (labels)
+        for (size_t k = 0; k < ds->label_dim; k++)
+            labels[k] = w[k + 1];
+}
+
 /* Samples order[start + j] (order NULL: start + j) for j < n. */
 static int gather(const char *caller, const ds_dataset *ds, const size_t *order, size_t start,
                   size_t n, float *x, int32_t *labels, float *targets, char *msg, size_t msg_len)
 {
     if (!ds) return ut_fail(msg, msg_len, DS_EINVAL, "%s: the data set is NULL", caller);
-    if (labels && !ds->labels)
+    if (labels && ds->label_dim == 0)
         return ut_fail(msg, msg_len, DS_EINVAL, "%s: labels asked of '%s', which has none", caller,
                        ds->name);
     if (targets && !ds->targets)
@@ -59,14 +73,19 @@ static int gather(const char *caller, const ds_dataset *ds, const size_t *order,
     }
     for (size_t j = 0; j < n; j++) {
         const size_t i = order ? order[start + j] : start + j;
-        if (x) {
-            float *dst = x + j * ds->features;
-            if (ds->pixels)
-                gather_image(ds, i, dst);
-            else
-                memcpy(dst, ds->inputs + i * ds->features, ds->features * sizeof *dst);
+        const size_t ld = ds->label_dim;
+        if (ds->tokens) {
+            gather_window(ds, i, x ? x + j * ds->features : NULL, labels ? labels + j * ld : NULL);
+        } else {
+            if (x) {
+                float *dst = x + j * ds->features;
+                if (ds->pixels)
+                    gather_image(ds, i, dst);
+                else
+                    memcpy(dst, ds->inputs + i * ds->features, ds->features * sizeof *dst);
+            }
+            if (labels) memcpy(labels + j * ld, ds->labels + i * ld, ld * sizeof *labels);
         }
-        if (labels) labels[j] = ds->labels[i];
         if (targets)
             memcpy(targets + j * ds->target_dim, ds->targets + i * ds->target_dim,
                    ds->target_dim * sizeof *targets);

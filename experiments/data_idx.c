@@ -314,6 +314,7 @@ int ds_idx_load(const char *images_path, const char *labels_path, size_t expect_
     const char *base = strrchr(images_path, '/');
     snprintf(ds->name, sizeof ds->name, "%s", base ? base + 1 : images_path);
     ds->count = keep;
+    ds->label_dim = 1;
     ds->channels = 1;
     ds->height = height;
     ds->width = width;

@@ -4,6 +4,7 @@
  *   data_idx.c           IDX files through zlib, every field checked;
  *   data_fashion_mnist.c Fashion-MNIST's files in a directory;
  *   data_synthetic.c     synthetic Gaussian data (SimpleNet);
+ *   data_text.c          text files as token windows (a language model);
  *   data_batch.c         shuffling, gathering and batches.
  * data.h is the contract. */
 #ifndef AMPSCOPE_DATA_INTERNAL_H

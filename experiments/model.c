@@ -5,6 +5,7 @@
 #include "model.h"
 #include "record.h" /* rec_kind */
 
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,17 +25,26 @@ static void free_t(model *m, ak_tensor *t)
     *t = ak_tensor_none();
 }
 
-/* The format of layer i's input as the previous layer left it. */
-static ak_dtype input_dtype(const model *m, int i) { return i == 0 ? AK_F32 : m->plan.run[i - 1]; }
+/* The format of the output of producer i (a layer, or NET_INPUT). */
+static ak_dtype producer_dtype(const model *m, int i) { return i < 0 ? AK_F32 : m->plan.run[i]; }
 
-/* The tensor layer i reads: the previous output, or its cast. */
-static ak_tensor layer_input(const model *m, int i, size_t rows)
+/* The producer's output, the first rows samples of it. */
+static ak_tensor producer_out(const model *m, int i, size_t rows)
+{
+    const size_t n = rows * (i < 0 ? m->net.in_c * m->net.in_h * m->net.in_w
+                                   : net_out_features(&m->net.layers[i]));
+    const ak_tensor src = i < 0 ? m->x : m->act[i];
+    return ak_tensor_of(src.data, n, src.dtype);
+}
+
+/* The tensor layer i reads as its input (second: in2): the producer's
+ * output, or its cast to the layer's format. */
+static ak_tensor layer_input(const model *m, int i, size_t rows, bool second)
 {
     const net_layer *l = &m->net.layers[i];
-    const size_t n = rows * net_in_features(l);
-    if (m->in_cast[i].data) return ak_tensor_of(m->in_cast[i].data, n, m->in_cast[i].dtype);
-    const ak_tensor src = i == 0 ? m->x : m->act[i - 1];
-    return ak_tensor_of(src.data, n, src.dtype);
+    const ak_tensor cast = second ? m->in2_cast[i] : m->in_cast[i];
+    if (cast.data) return ak_tensor_of(cast.data, rows * net_in_features(l), cast.dtype);
+    return producer_out(m, second ? l->in2 : l->in, rows);
 }
 
 static ak_tensor rows_of(ak_tensor t, size_t rows, size_t per_row)
@@ -42,23 +52,95 @@ static ak_tensor rows_of(ak_tensor t, size_t rows, size_t per_row)
     return ak_tensor_of(t.data, rows * per_row, t.dtype);
 }
 
+/* Adds the tensors of layer i of the kind's list: the trainable ones when
+ * trainable, else the buffers, in the list's order. */
+static int add_tensors(model *m, int i, bool trainable, char *msg, size_t msg_len)
+{
+    const net_layer *l = &m->net.layers[i];
+    const prec_plan *plan = &m->plan;
+    /* the parameters' format: the layer's, or fp32 where the plan keeps
+     * them so (keep_batchnorm_fp32) */
+    const ak_dtype run = plan->params_f32[i] ? AK_F32 : plan->run[i];
+    layer_tensor specs[LAYER_MAX_TENSORS];
+    const int n_specs = l->kind->tensors(l, specs);
+    int rc = 0;
+    for (int slot = 0; slot < n_specs && !rc; slot++) {
+        if (specs[slot].trainable != trainable) continue;
+        if (m->n_tensors == MODEL_MAX_PARAMS)
+            return ut_fail(msg, msg_len, AK_EINVAL, "%s: more than %d tensors", m->net.name,
+                           MODEL_MAX_PARAMS);
+        model_param *p = &m->params[m->n_tensors++];
+        char layer_name[NET_NAME_LEN];
+        memcpy(layer_name, l->name, sizeof layer_name);
+        snprintf(p->name, sizeof p->name, "%s.%s", layer_name, specs[slot].name);
+        p->layer = i;
+        p->slot = slot;
+        p->spec = specs[slot];
+        p->n = layer_tensor_size(&specs[slot]);
+        if (!trainable) { /* a buffer: fp32 only */
+            p->run = AK_F32;
+            rc = alloc_t(m, p->n, AK_F32, &p->w32, msg, msg_len);
+            continue;
+        }
+        p->run = run;
+        if (plan->has_w32[i]) rc = alloc_t(m, p->n, AK_F32, &p->w32, msg, msg_len);
+        if (!rc && plan->has_wlow[i]) rc = alloc_t(m, p->n, run, &p->wlow, msg, msg_len);
+        if (!rc && run != AK_F32 && !plan->has_wlow[i])
+            rc = alloc_t(m, p->n, run, &p->wcast, msg, msg_len);
+        if (!rc) rc = alloc_t(m, p->n, run, &p->grad_run, msg, msg_len);
+        if (!rc && p->w32.data && run != AK_F32)
+            rc = alloc_t(m, p->n, AK_F32, &p->grad, msg, msg_len);
+        else if (!rc)
+            p->grad = p->grad_run;
+    }
+    if (trainable) m->n_params = m->n_tensors;
+    return rc;
+}
+
+/* Layer i's buffers: output and its gradient, input casts, workspace. */
+static int add_activations(model *m, int i, size_t *max_in, char *msg, size_t msg_len)
+{
+    const net_layer *l = &m->net.layers[i];
+    const ak_dtype run = m->plan.run[i];
+    const size_t batch = m->batch;
+    const size_t in_n = batch * net_in_features(l), out_n = batch * net_out_features(l);
+    if (in_n > *max_in) *max_in = in_n;
+    int rc = alloc_t(m, out_n, run, &m->act[i], msg, msg_len);
+    if (!rc) rc = alloc_t(m, out_n, run, &m->dact[i], msg, msg_len);
+    if (!rc && !l->kind->index_input && producer_dtype(m, l->in) != run)
+        rc = alloc_t(m, in_n, run, &m->in_cast[i], msg, msg_len);
+    if (!rc && l->in2 != NET_NO_INPUT && producer_dtype(m, l->in2) != run)
+        rc = alloc_t(m, in_n, run, &m->in2_cast[i], msg, msg_len);
+    const size_t work = !rc && l->kind->workspace ? l->kind->workspace(l, batch) : 0;
+    if (work && ak_alloc(m->b, work, &m->work[i]) != 0)
+        rc = ut_fail(msg, msg_len, AK_ENOMEM, "%s", ak_error_text(m->b));
+    return rc;
+}
+
 int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_t batch,
                  model **out, char *msg, size_t msg_len)
 {
     *out = NULL;
     if (batch == 0) return ut_fail(msg, msg_len, AK_EINVAL, "batch size 0");
+    int uses[NET_MAX_LAYERS];
+    net_consumers(net, uses);
+    for (int i = 0; i < net->n_layers; i++)
+        if (!uses[i])
+            return ut_fail(msg, msg_len, AK_EINVAL, "%s: no layer reads the output of %s",
+                           net->name, net->layers[i].name);
     model *m = calloc(1, sizeof *m);
     if (!m) return ut_fail(msg, msg_len, AK_ENOMEM, "out of memory");
     m->b = b;
     m->net = *net;
     m->plan = *plan;
     m->batch = batch;
+    const size_t label_rows = net_rows(net, batch);
     int rc = alloc_t(m, batch * net->in_c * net->in_h * net->in_w, AK_F32, &m->x, msg, msg_len);
     if (!rc && net->loss == NET_MSE)
         rc = alloc_t(m, batch * net->outputs, AK_F32, &m->target, msg, msg_len);
     if (!rc && net->loss == NET_XENT) {
-        rc = ak_alloc(b, batch * sizeof(int32_t), (void **)&m->labels);
-        if (!rc) rc = ak_zero(b, m->labels, batch * sizeof(int32_t));
+        rc = ak_alloc(b, label_rows * sizeof(int32_t), (void **)&m->labels);
+        if (!rc) rc = ak_zero(b, m->labels, label_rows * sizeof(int32_t));
         if (rc) rc = ut_fail(msg, msg_len, rc, "%s", ak_error_text(b));
     }
     if (!rc) rc = ak_alloc(b, sizeof(float), (void **)&m->loss);
@@ -66,49 +148,16 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
     if (rc) ut_fail(msg, msg_len, rc, "%s", ak_error_text(b));
     size_t max_in = 0;
     for (int i = 0; i < net->n_layers && !rc; i++) {
-        const net_layer *l = &net->layers[i];
-        const ak_dtype run = plan->run[i];
-        const size_t in_n = batch * net_in_features(l), out_n = batch * net_out_features(l);
-        if (in_n > max_in) max_in = in_n;
-        rc = alloc_t(m, out_n, run, &m->act[i], msg, msg_len);
-        if (!rc) rc = alloc_t(m, out_n, run, &m->dact[i], msg, msg_len);
-        if (!rc && input_dtype(m, i) != run)
-            rc = alloc_t(m, in_n, run, &m->in_cast[i], msg, msg_len);
-        if (rc) continue;
-        layer_tensor specs[LAYER_MAX_TENSORS];
-        const int n_specs = l->kind->tensors(l, specs);
-        for (int slot = 0; slot < n_specs && !rc; slot++) {
-            if (!specs[slot].trainable) {
-                rc = ut_fail(msg, msg_len, AK_EUNSUPPORTED, "%s.%s: buffers are not supported yet",
-                             l->name, specs[slot].name);
-                break;
-            }
-            if (m->n_params == MODEL_MAX_PARAMS) {
-                rc = ut_fail(msg, msg_len, AK_EINVAL, "%s: more than %d parameter tensors",
-                             net->name, MODEL_MAX_PARAMS);
-                break;
-            }
-            model_param *p = &m->params[m->n_params++];
-            snprintf(p->name, sizeof p->name, "%s.%s", l->name, specs[slot].name);
-            p->layer = i;
-            p->slot = slot;
-            p->spec = specs[slot];
-            p->n = layer_tensor_size(&specs[slot]);
-            p->run = run;
-            if (plan->has_w32[i]) rc = alloc_t(m, p->n, AK_F32, &p->w32, msg, msg_len);
-            if (!rc && plan->has_wlow[i]) rc = alloc_t(m, p->n, run, &p->wlow, msg, msg_len);
-            if (!rc && run != AK_F32 && !plan->has_wlow[i])
-                rc = alloc_t(m, p->n, run, &p->wcast, msg, msg_len);
-            if (!rc) rc = alloc_t(m, p->n, run, &p->grad_run, msg, msg_len);
-            if (!rc && p->w32.data && run != AK_F32)
-                rc = alloc_t(m, p->n, AK_F32, &p->grad, msg, msg_len);
-            else if (!rc)
-                p->grad = p->grad_run;
-        }
+        rc = add_activations(m, i, &max_in, msg, msg_len);
+        if (!rc) rc = add_tensors(m, i, true, msg, msg_len);
     }
-    /* dx of a layer whose input is in another format goes through dx_tmp,
-     * in the layer's format (fp32-sized, so any format fits) */
+    for (int i = 0; i < net->n_layers && !rc; i++)
+        rc = add_tensors(m, i, false, msg, msg_len);
+    /* dx of a layer whose input is in another format, or that another
+     * layer also reads, goes through dx_tmp (dx2_tmp), in the layer's
+     * format (fp32-sized, so any format fits) */
     if (!rc) rc = alloc_t(m, max_in, AK_F32, &m->dx_tmp, msg, msg_len);
+    if (!rc) rc = alloc_t(m, max_in, AK_F32, &m->dx2_tmp, msg, msg_len);
     if (rc) {
         model_free(m);
         return rc;
@@ -120,7 +169,7 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
 void model_free(model *m)
 {
     if (!m) return;
-    for (int i = 0; i < m->n_params; i++) {
+    for (int i = 0; i < m->n_tensors; i++) {
         model_param *p = &m->params[i];
         if (p->grad.data != p->grad_run.data) free_t(m, &p->grad);
         free_t(m, &p->grad_run);
@@ -134,10 +183,13 @@ void model_free(model *m)
         free_t(m, &m->act[i]);
         free_t(m, &m->dact[i]);
         free_t(m, &m->in_cast[i]);
+        free_t(m, &m->in2_cast[i]);
+        ak_free(m->b, m->work[i]);
     }
     free_t(m, &m->x);
     free_t(m, &m->target);
     free_t(m, &m->dx_tmp);
+    free_t(m, &m->dx2_tmp);
     ak_free(m->b, m->labels);
     ak_free(m->b, m->loss);
     ak_free(m->b, m->correct);
@@ -190,7 +242,7 @@ int model_init_weights(model *m, uint64_t seed)
     if (!rng) return AK_ENOMEM;
     gsl_rng_set(rng, (unsigned long)(seed ^ (seed >> 32)));
     int rc = 0;
-    for (int i = 0; i < m->n_params && !rc; i++) {
+    for (int i = 0; i < m->n_tensors && !rc; i++) {
         model_param *p = &m->params[i];
         const double bound = 1.0 / sqrt((double)p->spec.fan_in);
         float *host = malloc(p->n * sizeof *host);
@@ -199,7 +251,9 @@ int model_init_weights(model *m, uint64_t seed)
             break;
         }
         for (size_t j = 0; j < p->n; j++) {
-            if (p->spec.init == LAYER_INIT_UNIFORM)
+            if (p->spec.init == LAYER_INIT_NORMAL)
+                host[j] = (float)gsl_ran_gaussian_ziggurat(rng, bound);
+            else if (p->spec.init == LAYER_INIT_UNIFORM)
                 host[j] = (float)((2.0 * gsl_rng_uniform(rng) - 1.0) * bound);
             else /* constants draw nothing: the other tensors' values stay the same */
                 host[j] = p->spec.init == LAYER_INIT_ONE ? 1.0f : 0.0f;
@@ -211,9 +265,10 @@ int model_init_weights(model *m, uint64_t seed)
     return rc;
 }
 
-/* What layer i's kind computes on: its input (the previous output, or its
- * cast), output, gradients and the parameter tensors in its run format;
- * refresh casts O1's fp32 weights again (forward), backward reuses them. */
+/* What layer i's kind computes on: its inputs (the producers' outputs, or
+ * their casts), output, gradients and tensors, the trainable ones in its
+ * run format; refresh casts O1's fp32 weights again (forward), backward
+ * reuses them. */
 static int layer_io_of(model *m, int i, size_t rows, bool refresh, layer_io *io)
 {
     const net_layer *l = &m->net.layers[i];
@@ -225,13 +280,20 @@ static int layer_io_of(model *m, int i, size_t rows, bool refresh, layer_io *io)
      * always accumulate in fp32 */
     io->compute =
         m->plan.tf32 && m->plan.run[i] == AK_F32 ? AK_COMPUTE_32F_FAST_TF32 : AK_COMPUTE_32F;
-    io->in = layer_input(m, i, rows);
+    io->in = layer_input(m, i, rows, false);
+    io->in2 = l->in2 != NET_NO_INPUT ? layer_input(m, i, rows, true) : ak_tensor_none();
     io->out = rows_of(m->act[i], rows, net_out_features(l));
     io->dy = rows_of(m->dact[i], rows, net_out_features(l));
-    io->dx = ak_tensor_none();
+    io->dx = io->dx2 = ak_tensor_none();
+    io->work = m->work[i];
+    io->softmax = m->plan.softmax[i];
+    io->accumulate = m->plan.embed_acc;
+    /* dropout's bits: a key per run and layer, a counter range per step */
+    io->rng_key = m->rng_seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(i + 1));
+    io->rng_offset = m->rng_step << 32;
     for (int k = 0; k < LAYER_MAX_TENSORS; k++)
         io->w[k] = io->dw[k] = ak_tensor_none();
-    for (int k = 0; k < m->n_params; k++) {
+    for (int k = 0; k < m->n_tensors; k++) {
         model_param *p = &m->params[k];
         if (p->layer != i) continue;
         ak_tensor t;
@@ -245,7 +307,7 @@ static int layer_io_of(model *m, int i, size_t rows, bool refresh, layer_io *io)
             t = p->wcast;
         }
         io->w[p->slot] = t;
-        io->dw[p->slot] = p->grad_run;
+        if (p->spec.trainable) io->dw[p->slot] = p->grad_run;
     }
     return 0;
 }
@@ -254,11 +316,11 @@ static int forward_layer(model *m, int i, size_t rows, bool training)
 {
     const net_layer *l = &m->net.layers[i];
     int rc = 0;
-    if (m->in_cast[i].data) {
-        const ak_tensor src = i == 0 ? m->x : m->act[i - 1];
-        rc = ak_cast(m->b, layer_input(m, i, rows), rows_of(src, rows, net_in_features(l)), NULL);
-        if (rc) return rc;
-    }
+    if (m->in_cast[i].data)
+        rc = ak_cast(m->b, layer_input(m, i, rows, false), producer_out(m, l->in, rows), NULL);
+    if (!rc && m->in2_cast[i].data)
+        rc = ak_cast(m->b, layer_input(m, i, rows, true), producer_out(m, l->in2, rows), NULL);
+    if (rc) return rc;
     layer_io io;
     rc = layer_io_of(m, i, rows, true, &io);
     io.training = training;
@@ -268,16 +330,45 @@ static int forward_layer(model *m, int i, size_t rows, bool training)
 static int loss(model *m, size_t rows, const float *scale, bool backward)
 {
     const int last = m->net.n_layers - 1;
-    const ak_tensor logits = rows_of(m->act[last], rows, m->net.outputs);
+    const size_t n = net_rows(&m->net, rows);
+    const ak_tensor logits = rows_of(m->act[last], n, m->net.outputs);
     const ak_tensor dlogits =
-        backward ? rows_of(m->dact[last], rows, m->net.outputs) : ak_tensor_none();
+        backward ? rows_of(m->dact[last], n, m->net.outputs) : ak_tensor_none();
     if (m->net.loss == NET_XENT)
-        return ak_softmax_xent(m->b, rows, m->net.outputs, logits, m->labels, scale, m->loss,
-                               dlogits, m->correct);
-    return ak_mse(m->b, logits, rows_of(m->target, rows, m->net.outputs), scale, m->loss, dlogits);
+        return ak_softmax_xent(m->b, n, m->net.outputs, logits, m->labels, scale, m->loss, dlogits,
+                               m->correct);
+    return ak_mse(m->b, logits, rows_of(m->target, n, m->net.outputs), scale, m->loss, dlogits);
 }
 
-static int backward_layer(model *m, int i, size_t rows)
+/* Where a layer writes the gradient of its input from producer src: the
+ * producer's gradient itself when the formats agree and nothing was
+ * written there yet in this pass (and it is not claimed by the other
+ * input), else the scratch tmp, in the layer's format. */
+static ak_tensor dx_target(const model *m, int src, ak_dtype run, size_t n, const bool *written,
+                           const void *claimed, ak_tensor tmp)
+{
+    if (src < 0) return ak_tensor_none();
+    if (m->plan.run[src] == run && !written[src] && m->dact[src].data != claimed)
+        return ak_tensor_of(m->dact[src].data, n, run);
+    return ak_tensor_of(tmp.data, n, run);
+}
+
+/* Moves a gradient computed into scratch to its producer: a cast when the
+ * producer's gradient is still unwritten in this pass, else a sum (the
+ * exact sum rounded once to the producer's format, as autograd adds the
+ * gradients of a tensor two layers read). */
+static int dx_deliver(model *m, int src, ak_tensor dx, size_t rows, bool *written)
+{
+    if (src < 0 || !dx.data) return 0;
+    const ak_tensor dst = rows_of(m->dact[src], rows, net_out_features(&m->net.layers[src]));
+    int rc = 0;
+    if (dx.data != dst.data)
+        rc = written[src] ? ak_accumulate(m->b, dst, dx) : ak_cast(m->b, dst, dx, NULL);
+    written[src] = true;
+    return rc;
+}
+
+static int backward_layer(model *m, int i, size_t rows, bool *written)
 {
     const net_layer *l = &m->net.layers[i];
     const ak_dtype run = m->plan.run[i];
@@ -285,16 +376,15 @@ static int backward_layer(model *m, int i, size_t rows)
     int rc = layer_io_of(m, i, rows, false, &io);
     if (rc) return rc;
     io.training = true;
-    /* dx goes straight into the previous layer's gradient when the formats
-     * agree, else through dx_tmp and a cast */
-    if (i > 0) {
-        const size_t n = rows * net_in_features(l);
-        io.dx = m->plan.run[i - 1] == run ? ak_tensor_of(m->dact[i - 1].data, n, run)
-                                          : ak_tensor_of(m->dx_tmp.data, n, run);
+    const size_t n = rows * net_in_features(l);
+    if (!l->kind->index_input) {
+        io.dx = dx_target(m, l->in, run, n, written, NULL, m->dx_tmp);
+        if (l->in2 != NET_NO_INPUT)
+            io.dx2 = dx_target(m, l->in2, run, n, written, io.dx.data, m->dx2_tmp);
     }
     rc = l->kind->backward(&io);
-    if (!rc && io.dx.data && io.dx.data == m->dx_tmp.data)
-        rc = ak_cast(m->b, rows_of(m->dact[i - 1], rows, net_in_features(l)), io.dx, NULL);
+    if (!rc) rc = dx_deliver(m, l->in, io.dx, rows, written);
+    if (!rc) rc = dx_deliver(m, l->in2, io.dx2, rows, written);
     /* the optimizer's fp32 gradients of a layer that runs in a low format */
     for (int k = 0; k < m->n_params && !rc; k++) {
         model_param *p = &m->params[k];
@@ -322,8 +412,10 @@ int model_forward_backward(model *m, size_t rows, const float *scale)
         if (rc) return rc;
     }
     int rc = loss(m, rows, scale, true);
+    bool written[NET_MAX_LAYERS] = {false};
+    written[m->net.n_layers - 1] = true; /* the loss wrote the last layer's */
     for (int i = m->net.n_layers - 1; i >= 0 && !rc; i--)
-        rc = backward_layer(m, i, rows);
+        rc = backward_layer(m, i, rows, written);
     return rc;
 }
 

@@ -17,8 +17,10 @@
 
 #define MODEL_MAX_PARAMS (2 * NET_MAX_LAYERS)
 
+/* A parameter tensor (trainable), or a buffer (running statistics: only
+ * w32, no gradient, never seen by the optimizer). */
 typedef struct model_param {
-    char name[NET_NAME_LEN + 8]; /* "fc1.weight" */
+    char name[NET_NAME_LEN + 16]; /* "fc1.weight", "layer1.0.bn1.running_mean" */
     int layer;
     int slot;          /* its place among the layer's tensors (layer_io's w[], dw[]) */
     layer_tensor spec; /* shape, initialisation, statistics: as the layer's kind says */
@@ -37,17 +39,25 @@ typedef struct model {
     net_def net;
     prec_plan plan;
     size_t batch; /* rows the buffers hold */
+    /* the trainable tensors params[0, n_params), in layer order, then the
+     * buffers params[n_params, n_tensors) */
     model_param params[MODEL_MAX_PARAMS];
     int n_params;
-    ak_tensor x;                       /* input batch, fp32 (batch x input features) */
-    ak_tensor target;                  /* MSE targets, fp32 (batch x outputs) */
-    int32_t *labels;                   /* class labels (batch), backend memory */
-    ak_tensor in_cast[NET_MAX_LAYERS]; /* layer i's input cast to its format, when needed */
-    ak_tensor act[NET_MAX_LAYERS];     /* layer i's output (run[i]) */
-    ak_tensor dact[NET_MAX_LAYERS];    /* gradient of the loss w.r.t. act[i] (run[i]) */
-    ak_tensor dx_tmp;                  /* dx in the layer's format before a cast */
-    float *loss;                       /* backend memory: the batch's mean loss */
-    int32_t *correct;                  /* backend memory: correct predictions (xent) */
+    int n_tensors;
+    ak_tensor x;                        /* input batch, fp32 (batch x input features) */
+    ak_tensor target;                   /* MSE targets, fp32 (batch x outputs) */
+    int32_t *labels;                    /* class labels (net_rows(batch)), backend memory */
+    ak_tensor in_cast[NET_MAX_LAYERS];  /* layer i's input cast to its format, when needed */
+    ak_tensor in2_cast[NET_MAX_LAYERS]; /* its second input's, when needed */
+    void *work[NET_MAX_LAYERS];         /* its workspace (layer_kind.workspace), or NULL */
+    ak_tensor act[NET_MAX_LAYERS];      /* layer i's output (run[i]) */
+    ak_tensor dact[NET_MAX_LAYERS];     /* gradient of the loss w.r.t. act[i] (run[i]) */
+    ak_tensor dx_tmp, dx2_tmp;          /* dx, dx2 in the layer's format before a cast or a sum */
+    float *loss;                        /* backend memory: the batch's mean loss */
+    /* dropout's random bits: the run's seed and the step (set before each
+     * training step; a layer's mask is a function of both) */
+    uint64_t rng_seed, rng_step;
+    int32_t *correct;                   /* backend memory: correct predictions (xent) */
 } model;
 
 /* Allocates everything for batch rows on backend b.  Returns 0, or an AK_E*

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define DEEPMLP_CLASSES 10
+
 /* A layer of a net's description: its kind, name and hyperparameters. */
 typedef struct net_row {
     const layer_kind *kind;
@@ -49,36 +51,108 @@ static const struct {
     {"mlp", 784, 1, 1, NET_XENT, mlp_rows, (int)(sizeof mlp_rows / sizeof mlp_rows[0])},
 };
 
-int net_append(net_def *net, const layer_kind *kind, const char *name, size_t out_c, size_t kernel,
-               char *msg, size_t msg_len)
+int net_prev(const net_def *net) { return net->n_layers ? net->n_layers - 1 : NET_INPUT; }
+
+/* The per-sample output shape of layer i, or the net's input for NET_INPUT. */
+static void producer_shape(const net_def *net, int i, size_t *c, size_t *h, size_t *w)
+{
+    const net_layer *p = i >= 0 ? &net->layers[i] : NULL;
+    *c = p ? p->out_c : net->in_c;
+    *h = p ? p->out_h : net->in_h;
+    *w = p ? p->out_w : net->in_w;
+}
+
+int net_add(net_def *net, const net_layer *proto, char *msg, size_t msg_len)
 {
     if (net->n_layers == NET_MAX_LAYERS)
         return ut_fail(msg, msg_len, -1, "%s has more than %d layers", net->name, NET_MAX_LAYERS);
-    net_layer *l = &net->layers[net->n_layers];
-    memset(l, 0, sizeof *l);
-    l->kind = kind;
-    snprintf(l->name, sizeof l->name, "%s", name);
-    if (net->n_layers == 0) {
-        l->in_c = net->in_c;
-        l->in_h = net->in_h;
-        l->in_w = net->in_w;
-    } else {
-        const net_layer *p = l - 1;
-        l->in_c = p->out_c;
-        l->in_h = p->out_h;
-        l->in_w = p->out_w;
+    const int at = net->n_layers;
+    if (proto->in < NET_INPUT || proto->in >= at || proto->in2 < NET_NO_INPUT || proto->in2 >= at)
+        return ut_fail(msg, msg_len, -1, "%s: layer %s reads a layer that does not come before it",
+                       net->name, proto->name);
+    if ((proto->in2 != NET_NO_INPUT) != (proto->kind->inputs == 2))
+        return ut_fail(msg, msg_len, -1, "%s: %s %s takes %d input%s", net->name, proto->kind->name,
+                       proto->name, proto->kind->inputs == 2 ? 2 : 1,
+                       proto->kind->inputs == 2 ? "s" : "");
+    net_layer *l = &net->layers[at];
+    *l = *proto;
+    if (!l->tokens) l->tokens = net->tokens;
+    producer_shape(net, l->in, &l->in_c, &l->in_h, &l->in_w);
+    if (l->in2 != NET_NO_INPUT) {
+        size_t c, h, w;
+        producer_shape(net, l->in2, &c, &h, &w);
+        if (c != l->in_c || h != l->in_h || w != l->in_w)
+            return ut_fail(msg, msg_len, -1,
+                           "%s: %s %s adds a %zu x %zu x %zu input to a %zu x %zu x %zu one",
+                           net->name, l->kind->name, l->name, c, h, w, l->in_c, l->in_h, l->in_w);
     }
-    l->out_c = out_c;
-    l->kernel = kernel;
-    if (kind->shape(l) != 0)
+    if (l->kind->shape(l) != 0)
         return ut_fail(msg, msg_len, -1, "%s: %s %s cannot take a %zu x %zu x %zu input", net->name,
-                       kind->name, name, l->in_c, l->in_h, l->in_w);
+                       l->kind->name, l->name, l->in_c, l->in_h, l->in_w);
     net->n_layers++;
-    net->outputs = net_out_features(l);
+    net->outputs = net->tokens ? l->out_c : net_out_features(l);
     return 0;
 }
 
-const char *net_names(void) { return "simplenet, lenet5, mlp"; }
+int net_append(net_def *net, const layer_kind *kind, const char *name, size_t out_c, size_t kernel,
+               char *msg, size_t msg_len)
+{
+    net_layer l;
+    memset(&l, 0, sizeof l);
+    l.kind = kind;
+    snprintf(l.name, sizeof l.name, "%s", name);
+    l.in = net_prev(net);
+    l.in2 = NET_NO_INPUT;
+    l.out_c = out_c;
+    l.kernel = kernel;
+    return net_add(net, &l, msg, msg_len);
+}
+
+void net_consumers(const net_def *net, int uses[NET_MAX_LAYERS])
+{
+    memset(uses, 0, NET_MAX_LAYERS * sizeof uses[0]);
+    for (int i = 0; i < net->n_layers; i++) {
+        if (net->layers[i].in >= 0) uses[net->layers[i].in]++;
+        if (net->layers[i].in2 >= 0) uses[net->layers[i].in2]++;
+    }
+    if (net->n_layers) uses[net->n_layers - 1]++;
+}
+
+size_t net_rows(const net_def *net, size_t samples)
+{
+    return net->tokens ? samples * net->tokens : samples;
+}
+
+const char *net_names(void) { return "simplenet, lenet5, mlp, deepmlp"; }
+
+/* deepmlp: Fashion-MNIST's 784 pixels through depth Linear layers of width
+ * features with ReLU between them and no normalization, PyTorch's default
+ * initialisation: each layer scales the activations' and the gradients'
+ * spread by about sqrt(1/6) (uniform weights of variance 1/(3 fan_in), ReLU
+ * halving), so the first layers' gradients are orders of magnitude below
+ * the last's: where fp16's range runs out.  fc1 .. fc<depth>, the last to
+ * the 10 classes. */
+static int build_deepmlp(net_def *net, size_t width, int depth, char *msg, size_t msg_len)
+{
+    if (width > 4096)
+        return ut_fail(msg, msg_len, -1, "--width %zu is too large for deepmlp (at most 4096)",
+                       width);
+    if (depth < 2 || depth > 48)
+        return ut_fail(msg, msg_len, -1, "--depth %d is out of range for deepmlp (2 to 48)", depth);
+    net->in_c = 784;
+    net->in_h = net->in_w = 1;
+    net->loss = NET_XENT;
+    int rc = 0;
+    for (int i = 1; i <= depth && !rc; i++) {
+        char fc[NET_NAME_LEN], relu[NET_NAME_LEN];
+        snprintf(fc, sizeof fc, "fc%d", i);
+        snprintf(relu, sizeof relu, "relu%d", i);
+        rc = net_append(net, &layer_linear, fc, i < depth ? width : DEEPMLP_CLASSES, 0, msg,
+                        msg_len);
+        if (!rc && i < depth) rc = net_append(net, &layer_relu, relu, 0, 0, msg, msg_len);
+    }
+    return rc;
+}
 
 int net_build(const char *name, const net_size *size, net_def *net, char *msg, size_t msg_len)
 {
@@ -105,6 +179,8 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
             rc = net_append(net, &layer_linear, fc, w, 0, msg, msg_len);
             if (!rc && i < d) rc = net_append(net, &layer_relu, relu, 0, 0, msg, msg_len);
         }
+    } else if (strcmp(name, "deepmlp") == 0) {
+        rc = build_deepmlp(net, width ? width : 128, depth ? depth : 16, msg, msg_len);
     } else {
         int f = -1;
         for (int i = 0; i < (int)(sizeof fixed_nets / sizeof fixed_nets[0]); i++)
@@ -112,8 +188,8 @@ int net_build(const char *name, const net_size *size, net_def *net, char *msg, s
         if (f < 0)
             return ut_fail(msg, msg_len, -1, "unknown net '%s' (expected %s)", name, net_names());
         if (width || depth)
-            return ut_fail(msg, msg_len, -1, "--width and --depth apply to simplenet only, not %s",
-                           name);
+            return ut_fail(msg, msg_len, -1,
+                           "--width and --depth apply to simplenet and deepmlp only, not %s", name);
         net->loss = fixed_nets[f].loss;
         net->in_c = fixed_nets[f].in_c;
         net->in_h = fixed_nets[f].in_h;
@@ -254,16 +330,20 @@ void prec_plan_make(const prec_options *o, const net_def *net, prec_plan *plan)
     plan->low = o->low;
     plan->input = AK_F32;
     plan->tf32 = o->tf32;
-    ak_dtype prev = AK_F32; /* the format the previous layer's output is in */
+    plan->embed_acc = o->embed_acc_low && o->mode != PREC_O0 ? o->low : AK_F32;
     for (int i = 0; i < net->n_layers; i++) {
         const net_layer *l = &net->layers[i];
         const int k = layer_index(l->kind);
+        /* the format its input is in; of two inputs the wider (autocast's
+         * promote: fp32 over the low format) */
+        ak_dtype in = l->in >= 0 ? plan->run[l->in] : plan->input;
+        if (l->in2 != NET_NO_INPUT && (l->in2 < 0 || plan->run[l->in2] == AK_F32)) in = AK_F32;
         ak_dtype run;
         switch (o->mode) {
         case PREC_O0: run = AK_F32; break;
         case PREC_O1:
             /* autocast: listed ops are cast, the others run in their input's format */
-            run = o->white[k] ? o->low : o->black[k] ? AK_F32 : prev;
+            run = o->white[k] ? o->low : o->black[k] ? AK_F32 : in;
             break;
         default: /* O2, O3: the whole model in the low format */
             run = o->black[k] ? AK_F32 : o->low;
@@ -271,10 +351,19 @@ void prec_plan_make(const prec_options *o, const net_def *net, prec_plan *plan)
         }
         if (o->pinned[i]) run = AK_F32;
         plan->run[i] = run;
+        /* a softmax inside the layer (attention) goes where the lists put
+         * the softmax op class, given the layer's format as its input */
+        const layer_kind *sm = layer_find("softmax");
+        const int ks = sm ? layer_index(sm) : -1;
+        ak_dtype soft = run;
+        if (ks >= 0 && o->mode == PREC_O1)
+            soft = o->white[ks] ? o->low : o->black[ks] ? AK_F32 : run;
+        else if (ks >= 0 && o->mode >= PREC_O2)
+            soft = o->black[ks] ? AK_F32 : o->low;
+        plan->softmax[i] = o->pinned[i] || o->mode == PREC_O0 ? AK_F32 : soft;
         if (net_has_params(l)) {
             plan->has_w32[i] = o->mode != PREC_O3 || run == AK_F32;
             plan->has_wlow[i] = o->mode >= PREC_O2 && run != AK_F32;
         }
-        prev = run;
     }
 }

@@ -22,20 +22,39 @@
 
 typedef enum net_loss { NET_XENT, NET_MSE } net_loss;
 
-#define NET_MAX_LAYERS 32
-#define NET_NAME_LEN   16
+#define NET_MAX_LAYERS 128
+#define NET_NAME_LEN   32
+#define NET_INPUT      (-1) /* net_layer.in: the net's input batch */
+#define NET_NO_INPUT   (-2) /* net_layer.in2: a layer with one input */
+
+/* net_layer.flags */
+#define NET_NO_BIAS 1u /* a linear or conv2d layer without bias (bias=False) */
 
 /* One layer: its kind (a row of the layer table) and its geometry.  Shapes
  * are per sample: (channels, height, width); a linear layer's features are
  * channels with height = width = 1, and a linear layer after a conv reads
- * the NCHW activations flattened.  out_c and kernel are the
- * hyperparameters a net gives; the kind's shape() sets the rest. */
+ * the NCHW activations flattened.  In a sequence net (tokens > 0) a sample
+ * is tokens x features, token-major: c is the features of one token, h the
+ * tokens, w 1, and per-token layers (linear, layernorm) work on the last
+ * dimension.  out_c, kernel, stride, pad, heads, p and flags are the
+ * hyperparameters a net gives; the kind's shape() sets the rest.
+ *
+ * A net is a graph in topological order: a layer reads the output of layer
+ * in (NET_INPUT: the net's input; by default the layer before it), and a
+ * kind with two inputs (the residual add) also the output of layer in2. */
 typedef struct net_layer {
     const layer_kind *kind;
-    char name[NET_NAME_LEN]; /* "fc1", "conv2"; "relu3", "pool1" for the others */
+    char name[NET_NAME_LEN]; /* "fc1", "layer1.0.conv1"; "relu3", "pool1" for the others */
+    int in, in2;             /* producers: a layer index, NET_INPUT, NET_NO_INPUT */
     size_t in_c, in_h, in_w;
     size_t out_c, out_h, out_w;
-    size_t kernel; /* conv: square kernel size (stride 1, no padding) */
+    size_t kernel;      /* conv: square kernel size */
+    size_t stride, pad; /* conv: stride (0 means 1) and zero padding */
+    size_t tokens;      /* sequence nets: tokens per sample (0: not a sequence) */
+    size_t heads;       /* attention: heads */
+    size_t vocab;       /* embedding: rows of the table */
+    double p;           /* dropout: the probability of a zero */
+    unsigned flags;     /* NET_NO_BIAS */
 } net_layer;
 
 typedef struct net_def {
@@ -44,6 +63,7 @@ typedef struct net_def {
     int n_layers;
     size_t in_c, in_h, in_w; /* one input sample */
     size_t outputs;          /* features of the last layer (classes, or MSE targets) */
+    size_t tokens;           /* sequence nets: tokens (and labels) per sample; 0 otherwise */
     net_loss loss;
 } net_def;
 
@@ -65,6 +85,19 @@ const char *net_names(void); /* "simplenet, lenet5, mlp" */
  * in msg (too many layers, a shape the kind cannot take). */
 int net_append(net_def *net, const layer_kind *kind, const char *name, size_t out_c, size_t kernel,
                char *msg, size_t msg_len);
+/* Adds the layer proto describes (kind, name, in, in2, hyperparameters; in
+ * is taken as given, so set it: net_prev(net) for the last layer), checks
+ * that its inputs exist and come before it (and that in2's output has the
+ * shape of in's, for two-input kinds), sets its shapes by its kind and
+ * makes its output the net's outputs.  Returns 0, or -1 with the reason. */
+int net_add(net_def *net, const net_layer *proto, char *msg, size_t msg_len);
+int net_prev(const net_def *net); /* the last layer's index, or NET_INPUT */
+/* The number of outputs of each layer that a later layer reads (consumers
+ * of layer i in uses[i]); the last layer's output is read by the loss. */
+void net_consumers(const net_def *net, int uses[NET_MAX_LAYERS]);
+/* Rows of a batch as the per-token layers and the loss see them: rows, or
+ * rows * tokens in a sequence net. */
+size_t net_rows(const net_def *net, size_t samples);
 
 bool net_has_params(const net_layer *l);     /* trainable tensors (linear and conv) */
 size_t net_param_count(const net_layer *l);  /* elements of its trainable tensors */
@@ -90,7 +123,16 @@ typedef struct prec_plan {
     bool has_w32[NET_MAX_LAYERS];  /* fp32 weights (the master, or the weights in O0/O1) */
     bool has_wlow[NET_MAX_LAYERS]; /* low-precision stored weights (O2 model copy, O3 weights) */
     ak_dtype input;                /* format of the network's input batch */
-    bool tf32;                     /* fp32 GEMMs and convolutions take tf32 inputs */
+    /* attention layers: the format of their softmax (the "softmax" op
+     * class's place in the lists, given the layer's); others: run[i] */
+    ak_dtype softmax[NET_MAX_LAYERS];
+    /* the embedding backward's sums into rows: fp32 (PyTorch's CUDA
+     * kernel's acc_type) or the low format (--embedding-accumulation low) */
+    ak_dtype embed_acc;
+    /* parameters kept in fp32 while the layer's activations are low
+     * (keep_batchnorm_fp32: BatchNorm's affine weights) */
+    bool params_f32[NET_MAX_LAYERS];
+    bool tf32; /* fp32 GEMMs and convolutions take tf32 inputs */
 } prec_plan;
 
 /* Op lists, as in autocast: white-listed ops run in the low format from O1
@@ -105,6 +147,7 @@ typedef struct prec_options {
     /* fp32 GEMMs and convolutions round their inputs to tf32 (PyTorch's
      * allow_tf32, cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32); off by default */
     bool tf32;
+    bool embed_acc_low; /* the embedding backward sums in the low format */
     /* Op classes the lists name that no row of the layer table has (the
      * loss; a class whose layer is still to come): kept by name, so the plan
      * and run.json see them (amp_lists.h: amp_class_list answers for any

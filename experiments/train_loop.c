@@ -46,7 +46,9 @@ static int evaluate(train_state *r, int64_t epoch, int64_t step, double *acc_out
         if (rows == 0) break;
         int rc =
             ak_to_device(r->b, r->m->x.data, r->x_host, rows * r->test->features * sizeof(float));
-        if (!rc) rc = ak_to_device(r->b, r->m->labels, r->labels_host, rows * sizeof(int32_t));
+        if (!rc)
+            rc = ak_to_device(r->b, r->m->labels, r->labels_host,
+                              rows * r->test->label_dim * sizeof(int32_t));
         if (!rc) rc = model_forward(r->m, rows);
         float loss;
         int32_t good;

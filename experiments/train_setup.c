@@ -117,7 +117,7 @@ static int load_data(train_state *r, char *msg, size_t len)
     if (r->net.loss == NET_MSE)
         r->t_host = malloc(o->batch * r->net.outputs * sizeof *r->t_host);
     else
-        r->labels_host = malloc(o->batch * sizeof *r->labels_host);
+        r->labels_host = malloc(o->batch * r->train->label_dim * sizeof *r->labels_host);
     if (!r->order || !r->x_host || (!r->t_host && !r->labels_host))
         return ut_fail(msg, len, TRAIN_EFAIL, "out of memory for the batch buffers");
     return 0;

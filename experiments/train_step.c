@@ -65,8 +65,9 @@ static int load_batch(train_state *r, ds_batcher *it, size_t *rows, char *msg, s
     if (ds_batch_next(it, r->x_host, r->labels_host, r->t_host, rows, why, sizeof why) != DS_OK)
         return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     int rc = ak_to_device(b, m->x.data, r->x_host, *rows * r->train->features * sizeof(float));
-    if (!rc && r->labels_host)
-        rc = ak_to_device(b, m->labels, r->labels_host, *rows * sizeof(int32_t));
+    if (!rc && r->labels_host) /* a sequence net's: one a token */
+        rc = ak_to_device(b, m->labels, r->labels_host,
+                          *rows * r->train->label_dim * sizeof(int32_t));
     if (!rc && r->t_host)
         rc = ak_to_device(b, m->target.data, r->t_host, *rows * r->net.outputs * sizeof(float));
     return rc ? train_backend_fail(r, msg, len, "forward/backward") : 0;
@@ -261,7 +262,9 @@ int train_step(train_state *r, ds_batcher *it, int64_t step, int64_t epoch, floa
     size_t rows = 0;
     int rc = begin_step(r, step, &scale, msg, len);
     for (int64_t k = 0; k < micro && !rc; k++) {
-        rc = load_batch(r, it, &rows, msg, len);                   /* 1. */
+        rc = load_batch(r, it, &rows, msg, len); /* 1. */
+        r->m->rng_seed = r->o->seed;             /* dropout: a mask per micro-batch */
+        r->m->rng_step = (uint64_t)(step * micro + k);
         if (!rc) rc = forward_backward(r, rows, &scale, msg, len); /* 2-5. */
         if (!rc && micro > 1) rc = accumulate(r, k, &loss_sum, msg, len);
     }

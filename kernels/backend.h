@@ -41,6 +41,8 @@ extern "C" {
     OP(loss_scale_update, (ak_backend * b, const ak_scaler_config *cfg, ak_scaler_state *state,    \
                            const float *found_inf))                                                \
     OP(gemm, (ak_backend * b, const ak_gemm_args *g))                                              \
+    OP(gemm_batched, (ak_backend * b, const ak_gemm_args *g, size_t count, size_t stride_a,        \
+                      size_t stride_b, size_t stride_c))                                           \
     OP(conv2d_forward, (ak_backend * b, const ak_conv2d *c, ak_tensor y, ak_tensor x, ak_tensor w, \
                         ak_tensor bias))                                                           \
     OP(conv2d_backward, (ak_backend * b, const ak_conv2d *c, ak_tensor dx, ak_tensor dw,           \
@@ -58,6 +60,9 @@ extern "C" {
        (ak_backend * b, ak_gelu_form form, ak_tensor dx, ak_tensor dy, ak_tensor x))               \
     OP(avgpool_forward, (ak_backend * b, size_t planes, size_t hw, ak_tensor y, ak_tensor x))      \
     OP(avgpool_backward, (ak_backend * b, size_t planes, size_t hw, ak_tensor dx, ak_tensor dy))   \
+    OP(softmax_forward, (ak_backend * b, const ak_softmax_args *a, ak_tensor y, ak_tensor x))      \
+    OP(softmax_backward,                                                                           \
+       (ak_backend * b, const ak_softmax_args *a, ak_tensor dx, ak_tensor dy, ak_tensor y))        \
     OP(softmax_xent,                                                                               \
        (ak_backend * b, size_t batch, size_t classes, ak_tensor logits, const int32_t *labels,     \
         const float *scale, float *loss, ak_tensor dlogits, int32_t *correct))                     \

@@ -43,6 +43,13 @@
  * e_in = 0 for 32F and 16F.  NaN positions and the signs of infinities
  * agree exactly where no finite partial sum overflows.
  * tests/kernels/gpu_cases_gemm.c checks exactly this bound.
+ *
+ * ak_gemm_batched: both backends run their ak_gemm once per matrix, in
+ * order (kernels/elem/gemm.h's ak_gemm_batch_item offsets the tensors), so
+ * each product is bit for bit what ak_gemm gives for it on that backend,
+ * and the bound between backends is the one above.  (cuBLAS's strided
+ * batched call is not used: nothing promises it the same bits as
+ * cublasGemmEx for the same matrix.)
  */
 #include <limits.h>
 #include <string.h>
@@ -79,63 +86,124 @@ int ak_tc_preset(const char *name, ak_tc_model *out)
 
 /* A rows x cols matrix with leading dimension ld in t: ld >= cols and t
  * holds (rows - 1) ld + cols elements. */
-static int check_matrix(ak_backend *b, const char *what, ak_tensor t, size_t rows, size_t cols,
-                        size_t ld)
+static int check_matrix(ak_backend *b, const char *call, const char *what, ak_tensor t, size_t rows,
+                        size_t cols, size_t ld)
 {
-    int rc = ak_check_tensor(b, "ak_gemm", what, t, AK_ANY_N);
+    int rc = ak_check_tensor(b, call, what, t, AK_ANY_N);
     if (rc) return rc;
     if (ld < cols)
-        return ak_fail(b, AK_EINVAL, "ak_gemm", "ld%c = %zu is less than the %zu columns of %s",
+        return ak_fail(b, AK_EINVAL, call, "ld%c = %zu is less than the %zu columns of %s",
                        what[0] + ('a' - 'A'), ld, cols, what);
     if (rows == 0 || cols == 0) return AK_OK;
     size_t extent;
-    rc = ak_check_mul(b, "ak_gemm", what, rows - 1, ld, &extent);
+    rc = ak_check_mul(b, call, what, rows - 1, ld, &extent);
     if (rc) return rc;
     if (extent > SIZE_MAX - cols)
-        return ak_fail(b, AK_EINVAL, "ak_gemm", "%s: extent overflows a size_t", what);
+        return ak_fail(b, AK_EINVAL, call, "%s: extent overflows a size_t", what);
     extent += cols;
     if (t.n < extent)
-        return ak_fail(b, AK_EINVAL, "ak_gemm",
+        return ak_fail(b, AK_EINVAL, call,
                        "%s has %zu elements, a %zu x %zu matrix with ld %zu needs %zu", what, t.n,
                        rows, cols, ld, extent);
+    return AK_OK;
+}
+
+/* Every argument of g, as ak_gemm and ak_gemm_batched (for its first
+ * matrices) check them; messages name call. */
+static int gemm_check(ak_backend *b, const char *call, const ak_gemm_args *g)
+{
+    if (!g) return ak_fail(b, AK_EINVAL, call, "g is NULL");
+    int rc;
+    if ((rc = ak_check_tensor(b, call, "A", g->a, AK_ANY_N)) ||
+        (rc = ak_check_tensor(b, call, "B", g->b, AK_ANY_N)) ||
+        (rc = ak_check_tensor(b, call, "C", g->c, AK_ANY_N)))
+        return rc;
+    if ((unsigned)g->compute > (unsigned)AK_COMPUTE_32F_FAST_TF32)
+        return ak_fail(b, AK_EINVAL, call, "invalid compute type (%d)", (int)g->compute);
+    char why[200];
+    if (!ak_gemm_pairing_ok(g->a.dtype, g->b.dtype, g->c.dtype, g->compute, gemm_names, why,
+                            sizeof why))
+        return ak_fail(b, AK_EUNSUPPORTED, call, "%s", why);
+    /* BLAS and cuBLAS take int sizes */
+    const size_t dims[6] = {g->m, g->n, g->k, g->lda, g->ldb, g->ldc};
+    const char *const dim_names[6] = {"m", "n", "k", "lda", "ldb", "ldc"};
+    for (int i = 0; i < 6; i++)
+        if (dims[i] > (size_t)INT_MAX)
+            return ak_fail(b, AK_EINVAL, call,
+                           "%s = %zu exceeds INT_MAX, the largest size BLAS and cuBLAS take",
+                           dim_names[i], dims[i]);
+    const size_t a_rows = g->trans_a ? g->k : g->m, a_cols = g->trans_a ? g->m : g->k;
+    const size_t b_rows = g->trans_b ? g->n : g->k, b_cols = g->trans_b ? g->k : g->n;
+    if ((rc = check_matrix(b, call, "A", g->a, a_rows, a_cols, g->lda)) ||
+        (rc = check_matrix(b, call, "B", g->b, b_rows, b_cols, g->ldb)) ||
+        (rc = check_matrix(b, call, "C", g->c, g->m, g->n, g->ldc)))
+        return rc;
+    if (g->tc && !ak_tc_model_ok(g->tc))
+        return ak_fail(b, AK_EINVAL, call,
+                       "tc: block %d, extra_bits %d, round %d is not a model (block 1..%d, "
+                       "extra_bits -23..%d, round RNE, RZ, RD or RU)",
+                       g->tc->block, g->tc->extra_bits, (int)g->tc->round, AK_TC_MAX_BLOCK,
+                       AK_TC_MAX_EXTRA);
     return AK_OK;
 }
 
 int ak_gemm(ak_backend *b, const ak_gemm_args *g)
 {
     AK_BEGIN(b);
-    if (!g) return ak_fail(b, AK_EINVAL, "ak_gemm", "g is NULL");
-    int rc;
-    if ((rc = ak_check_tensor(b, "ak_gemm", "A", g->a, AK_ANY_N)) ||
-        (rc = ak_check_tensor(b, "ak_gemm", "B", g->b, AK_ANY_N)) ||
-        (rc = ak_check_tensor(b, "ak_gemm", "C", g->c, AK_ANY_N)))
-        return rc;
-    if ((unsigned)g->compute > (unsigned)AK_COMPUTE_32F_FAST_TF32)
-        return ak_fail(b, AK_EINVAL, "ak_gemm", "invalid compute type (%d)", (int)g->compute);
-    char why[200];
-    if (!ak_gemm_pairing_ok(g->a.dtype, g->b.dtype, g->c.dtype, g->compute, gemm_names, why,
-                            sizeof why))
-        return ak_fail(b, AK_EUNSUPPORTED, "ak_gemm", "%s", why);
-    /* BLAS and cuBLAS take int sizes */
-    const size_t dims[6] = {g->m, g->n, g->k, g->lda, g->ldb, g->ldc};
-    const char *const dim_names[6] = {"m", "n", "k", "lda", "ldb", "ldc"};
-    for (int i = 0; i < 6; i++)
-        if (dims[i] > (size_t)INT_MAX)
-            return ak_fail(b, AK_EINVAL, "ak_gemm",
-                           "%s = %zu exceeds INT_MAX, the largest size BLAS and cuBLAS take",
-                           dim_names[i], dims[i]);
+    const int rc = gemm_check(b, "ak_gemm", g);
+    if (rc || g->m == 0 || g->n == 0) return rc;
+    return b->ops->gemm(b, g);
+}
+
+/* The C matrices of a batch share no element: each at least C's extent
+ * past the previous one, or all side by side within one row band. */
+static bool batch_c_disjoint(const ak_gemm_args *g, size_t count, size_t stride_c)
+{
+    if (count <= 1 || g->m == 0 || g->n == 0) return true;
+    const size_t extent = (g->m - 1) * g->ldc + g->n;
+    if (stride_c >= extent) return true;
+    return stride_c >= g->n && (count - 1) <= (g->ldc - g->n) / stride_c;
+}
+
+/* The last matrix of a batch lies inside t: (count - 1) stride + the extent
+ * of one (rows x cols, ld) at most t.n. */
+static int check_batch_extent(ak_backend *b, const char *what, ak_tensor t, size_t rows,
+                              size_t cols, size_t ld, size_t count, size_t stride)
+{
+    static const char call[] = "ak_gemm_batched";
+    if (rows == 0 || cols == 0) return AK_OK;
+    size_t last;
+    int rc = ak_check_mul(b, call, what, count - 1, stride, &last);
+    if (rc) return rc;
+    const size_t extent = (rows - 1) * ld + cols; /* checked by ak_gemm's checks */
+    if (last > SIZE_MAX - extent)
+        return ak_fail(b, AK_EINVAL, call, "%s: the batch's extent overflows a size_t", what);
+    if (t.n < last + extent)
+        return ak_fail(b, AK_EINVAL, call,
+                       "%s has %zu elements, %zu matrices %zu apart (%zu x %zu, ld %zu) need %zu",
+                       what, t.n, count, stride, rows, cols, ld, last + extent);
+    return AK_OK;
+}
+
+int ak_gemm_batched(ak_backend *b, const ak_gemm_args *g, size_t count, size_t stride_a,
+                    size_t stride_b, size_t stride_c)
+{
+    static const char call[] = "ak_gemm_batched";
+    AK_BEGIN(b);
+    int rc = gemm_check(b, call, g); /* the first matrices, as ak_gemm */
+    if (rc) return rc;
+    if (count == 0) return AK_OK;
     const size_t a_rows = g->trans_a ? g->k : g->m, a_cols = g->trans_a ? g->m : g->k;
     const size_t b_rows = g->trans_b ? g->n : g->k, b_cols = g->trans_b ? g->k : g->n;
-    if ((rc = check_matrix(b, "A", g->a, a_rows, a_cols, g->lda)) ||
-        (rc = check_matrix(b, "B", g->b, b_rows, b_cols, g->ldb)) ||
-        (rc = check_matrix(b, "C", g->c, g->m, g->n, g->ldc)))
+    if ((rc = check_batch_extent(b, "A", g->a, a_rows, a_cols, g->lda, count, stride_a)) ||
+        (rc = check_batch_extent(b, "B", g->b, b_rows, b_cols, g->ldb, count, stride_b)) ||
+        (rc = check_batch_extent(b, "C", g->c, g->m, g->n, g->ldc, count, stride_c)))
         return rc;
-    if (g->tc && !ak_tc_model_ok(g->tc))
-        return ak_fail(b, AK_EINVAL, "ak_gemm",
-                       "tc: block %d, extra_bits %d, round %d is not a model (block 1..%d, "
-                       "extra_bits -23..%d, round RNE, RZ, RD or RU)",
-                       g->tc->block, g->tc->extra_bits, (int)g->tc->round, AK_TC_MAX_BLOCK,
-                       AK_TC_MAX_EXTRA);
+    if (!batch_c_disjoint(g, count, stride_c))
+        return ak_fail(b, AK_EINVAL, call,
+                       "the C matrices overlap: stride_c %zu with %zu x %zu and ldc %zu (needs "
+                       "stride_c >= %zu, or stride_c >= n and (count - 1) stride_c + n <= ldc)",
+                       stride_c, g->m, g->n, g->ldc, (g->m - 1) * g->ldc + g->n);
     if (g->m == 0 || g->n == 0) return AK_OK;
-    return b->ops->gemm(b, g);
+    return b->ops->gemm_batched(b, g, count, stride_a, stride_b, stride_c);
 }

@@ -385,6 +385,19 @@ typedef struct ak_gemm_args {
 } ak_gemm_args;
 int ak_gemm(ak_backend *b, const ak_gemm_args *g);
 
+/* count GEMMs as ak_gemm (every field of g as there, for the first matrices), the i-th reading
+ * a + i*stride_a, b + i*stride_b and writing c + i*stride_c (strides in elements), as
+ * cublasGemmStridedBatchedEx; each product exactly what ak_gemm gives for it. */
+/* Both backends run their ak_gemm once per matrix, in order (kernels/gemm.c), so the bound
+ * between them is ak_gemm's.  g->a, g->b and g->c hold every matrix: a.n >= (count - 1)
+ * stride_a + the first A's extent, likewise B and C.  stride_a and stride_b may be 0 (one
+ * matrix for all); the C matrices must not share an element: stride_c at least C's extent,
+ * or side by side in one row band (stride_c >= n and (count - 1) stride_c + n <= ldc, as the
+ * heads of an attention output (B, T, H d) with ldc = H d, stride_c = d).  count == 0 does
+ * nothing (and reads no tensor beyond the checks of g). */
+int ak_gemm_batched(ak_backend *b, const ak_gemm_args *g, size_t count, size_t stride_a,
+                    size_t stride_b, size_t stride_c);
+
 /* ---- layers -------------------------------------------------------------------------- */
 /* Tensors are row-major: activations (batch, features) or NCHW, linear
  * weights (out, in), conv weights OIHW, as PyTorch lays them out.  Element
@@ -455,6 +468,39 @@ int ak_gelu_backward(ak_backend *b, ak_gelu_form form, ak_tensor dx, ak_tensor d
  * Any dtypes; bit for bit between backends (the same fp32 order). */
 int ak_avgpool_forward(ak_backend *b, size_t planes, size_t hw, ak_tensor y, ak_tensor x);
 int ak_avgpool_backward(ak_backend *b, size_t planes, size_t hw, ak_tensor dx, ak_tensor dy);
+
+/* Row-wise softmax and log-softmax (kernels/softmax.c states the order of every operation
+ * and the NaN rules; the element code is kernels/elem/softmax.h, run by both backends, one
+ * row in index order, so cpu and cuda agree bit for bit). */
+typedef struct ak_softmax_args {
+    size_t rows, cols; /* softmax over each row of cols elements */
+    bool log;          /* log-softmax */
+    /* 0: no mask.  t > 0: causal attention rows: row r is query (r % t) of a t x t block
+     * (cols == t); columns j > r % t are masked (probability exactly 0, log-prob -inf) */
+    size_t causal_t;
+    float scale; /* inputs multiplied by scale first (attention's 1/sqrt(d)); 1 for none */
+    /* The format the softmax is computed in.  AK_F32: each input read exactly, max-subtracted,
+     * exp and the sum in fp32 (PyTorch's CUDA softmax accumulates in float for half inputs), the
+     * result rounded once to y's dtype.  AK_F16/AK_BF16: a kernel that computes in the low format:
+     * every intermediate (x*scale, x - max, exp, the running sum, the division / log) rounded to
+     * that format with the emulator, so exp can underflow and the sum can overflow exactly as a
+     * real fp16 kernel without fp32 accumulation would: this is what the black lists avoid. */
+    ak_dtype acc;
+} ak_softmax_args;
+/* x, y: rows x cols, any dtypes; y must not overlap x.  Masked inputs are not read (a NaN
+ * there does no harm).  rows must be a multiple of causal_t; scale finite and > 0.  A NaN
+ * or +inf among a row's unmasked x * scale, or a row all -inf, makes the whole row NaN
+ * (the default NaN), as PyTorch.  With max-subtraction every exp is at most 1, so the
+ * sequential sum cannot overflow: in fp16 it stops growing at 2048 (bf16: 256), and an
+ * fp16 overflow comes from x * scale (then inf - inf: a NaN row). */
+int ak_softmax_forward(ak_backend *b, const ak_softmax_args *a, ak_tensor y, ak_tensor x);
+/* softmax: dx = scale * y * (dy - sum(dy * y)); log-softmax: dx = scale * (dy - exp(y) * sum(dy)),
+ * in the same acc format as the forward; dx may be dy. */
+/* y is the forward's output (any dtype); masked columns give dx = +0 without reading dy or
+ * y there (the forward does not depend on those inputs).  dx may be dy only as the same
+ * tensor (same data and dtype); no other overlaps. */
+int ak_softmax_backward(ak_backend *b, const ak_softmax_args *a, ak_tensor dx, ak_tensor dy,
+                        ak_tensor y);
 
 /* Softmax cross-entropy over (batch, classes) logits (any dtype, computed in
  * double), labels int32 in [0, classes) in backend memory (cpu: a bad label

@@ -38,5 +38,11 @@ static layer_cost cost(const net_layer *l, size_t rows, size_t elem_bytes)
     return c;
 }
 
-const layer_kind layer_avgpool = {"avgpool",        "avgpool", LAYER_PREC_FOLLOW, shape,
-                                  layer_no_tensors, forward,   backward,          cost};
+const layer_kind layer_avgpool = {.name = "avgpool",
+                                  .op_class = "avgpool",
+                                  .prec = LAYER_PREC_FOLLOW,
+                                  .shape = shape,
+                                  .tensors = layer_no_tensors,
+                                  .forward = forward,
+                                  .backward = backward,
+                                  .cost = cost};

@@ -32,8 +32,19 @@ static layer_cost cost(const net_layer *l, size_t rows, size_t elem_bytes)
     return c;
 }
 
-const layer_kind layer_gelu = {"gelu",           "gelu",      LAYER_PREC_FOLLOW, layer_same_shape,
-                               layer_no_tensors, forward_erf, backward_erf,      cost};
-const layer_kind layer_gelu_tanh = {
-    "gelu_tanh",      "gelu",       LAYER_PREC_FOLLOW, layer_same_shape,
-    layer_no_tensors, forward_tanh, backward_tanh,     cost};
+const layer_kind layer_gelu = {.name = "gelu",
+                               .op_class = "gelu",
+                               .prec = LAYER_PREC_FOLLOW,
+                               .shape = layer_same_shape,
+                               .tensors = layer_no_tensors,
+                               .forward = forward_erf,
+                               .backward = backward_erf,
+                               .cost = cost};
+const layer_kind layer_gelu_tanh = {.name = "gelu_tanh",
+                                    .op_class = "gelu",
+                                    .prec = LAYER_PREC_FOLLOW,
+                                    .shape = layer_same_shape,
+                                    .tensors = layer_no_tensors,
+                                    .forward = forward_tanh,
+                                    .backward = backward_tanh,
+                                    .cost = cost};

@@ -32,8 +32,15 @@ typedef enum layer_prec { LAYER_PREC_FOLLOW, LAYER_PREC_LOW, LAYER_PREC_FP32 } l
 
 /* How a tensor starts (model_init_weights): UNIFORM is PyTorch's default
  * for Linear and Conv2d, uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)) from
- * the run's generator; ZERO and ONE draw nothing (norms, running stats). */
-typedef enum layer_init { LAYER_INIT_UNIFORM, LAYER_INIT_ZERO, LAYER_INIT_ONE } layer_init;
+ * the run's generator; NORMAL draws N(0, 1/fan_in) (embeddings: GPT-2's
+ * N(0, 0.02^2) is fan_in 2500); ZERO and ONE draw nothing (norms, running
+ * stats). */
+typedef enum layer_init {
+    LAYER_INIT_UNIFORM,
+    LAYER_INIT_ZERO,
+    LAYER_INIT_ONE,
+    LAYER_INIT_NORMAL
+} layer_init;
 
 /* One tensor of a layer, as a checkpoint names and shapes it. */
 typedef struct layer_tensor {
@@ -42,8 +49,8 @@ typedef struct layer_tensor {
     size_t shape[LAYER_MAX_DIMS]; /* PyTorch's layout: (out, in), OIHW, (out) */
     layer_init init;
     size_t fan_in; /* LAYER_INIT_UNIFORM's bound is 1/sqrt(fan_in) */
-    /* false: a buffer the optimizer never sees (running mean/var); the
-     * model does not hold buffers yet and refuses a layer with one */
+    /* false: a buffer the optimizer never sees (running mean/var): kept in
+     * fp32, saved in checkpoints, loaded by --init, no gradient */
     bool trainable;
     bool stats; /* its statistics are the layer's "weight" rows of tensors.csv */
 } layer_tensor;
@@ -61,8 +68,17 @@ typedef struct layer_io {
     ak_tensor out;      /* rows x out features (forward writes it; backward may read it) */
     ak_tensor dy;       /* backward: the loss's gradient w.r.t. out */
     ak_tensor dx;       /* backward: w.r.t. in, or none for a net's first layer */
-    ak_tensor w[LAYER_MAX_TENSORS];  /* the trainable tensors */
-    ak_tensor dw[LAYER_MAX_TENSORS]; /* backward: their gradients */
+    ak_tensor in2;      /* two-input kinds: the second input (the residual) */
+    ak_tensor dx2;      /* backward: w.r.t. in2, or none when in2 is the net's input */
+    void *work;         /* the kind's workspace (backend memory, kept from forward to backward) */
+    /* where the plan makes an inner step a choice: the format of the softmax
+       inside attention, of the embedding backward's sums */
+    ak_dtype softmax, accumulate;
+    uint64_t rng_key, rng_offset; /* dropout: this step's Philox key and first counter */
+    /* the trainable tensors, then the buffers (running statistics: fp32, updated by forward in
+       training), at their place in the kind's tensor list */
+    ak_tensor w[LAYER_MAX_TENSORS];
+    ak_tensor dw[LAYER_MAX_TENSORS]; /* backward: the trainable tensors' gradients */
 } layer_io;
 
 /* Floating-point operations and bytes of memory traffic for a batch. */
@@ -85,6 +101,12 @@ typedef struct layer_kind {
     int (*forward)(const layer_io *io);
     int (*backward)(const layer_io *io);
     layer_cost (*cost)(const struct net_layer *l, size_t rows, size_t elem_bytes);
+    /* Optional (NULL: none).  Bytes of backend memory the layer keeps from
+     * its forward to its backward for a batch of rows samples (saved
+     * statistics, attention probabilities), given to it as io->work. */
+    size_t (*workspace)(const struct net_layer *l, size_t rows);
+    int inputs;       /* 2 for the residual add (io->in2); 0 or 1: one input */
+    bool index_input; /* its input holds integers (token ids): never cast to a low format */
 } layer_kind;
 
 /* The table (table.c), in the order the precision lists name op classes. */
@@ -104,6 +126,6 @@ int layer_no_tensors(const struct net_layer *l, layer_tensor t[LAYER_MAX_TENSORS
 
 /* Rows of the table (table.c lists them). */
 extern const layer_kind layer_linear, layer_conv2d, layer_relu, layer_maxpool2, layer_gelu,
-    layer_gelu_tanh, layer_avgpool;
+    layer_gelu_tanh, layer_avgpool, layer_add;
 
 #endif

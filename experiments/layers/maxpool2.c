@@ -39,5 +39,11 @@ static layer_cost cost(const net_layer *l, size_t rows, size_t elem_bytes)
     return c;
 }
 
-const layer_kind layer_maxpool2 = {"maxpool2",       "maxpool", LAYER_PREC_FOLLOW, shape,
-                                   layer_no_tensors, forward,   backward,          cost};
+const layer_kind layer_maxpool2 = {.name = "maxpool2",
+                                   .op_class = "maxpool",
+                                   .prec = LAYER_PREC_FOLLOW,
+                                   .shape = shape,
+                                   .tensors = layer_no_tensors,
+                                   .forward = forward,
+                                   .backward = backward,
+                                   .cost = cost};

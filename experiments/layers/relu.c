@@ -20,5 +20,11 @@ static layer_cost cost(const net_layer *l, size_t rows, size_t elem_bytes)
     return c;
 }
 
-const layer_kind layer_relu = {"relu",           "relu",  LAYER_PREC_FOLLOW, layer_same_shape,
-                               layer_no_tensors, forward, backward,          cost};
+const layer_kind layer_relu = {.name = "relu",
+                               .op_class = "relu",
+                               .prec = LAYER_PREC_FOLLOW,
+                               .shape = layer_same_shape,
+                               .tensors = layer_no_tensors,
+                               .forward = forward,
+                               .backward = backward,
+                               .cost = cost};

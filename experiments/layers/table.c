@@ -7,7 +7,7 @@
 
 const layer_kind *const layer_table[] = {&layer_linear,   &layer_conv2d, &layer_relu,
                                          &layer_maxpool2, &layer_gelu,   &layer_gelu_tanh,
-                                         &layer_avgpool};
+                                         &layer_avgpool,  &layer_add};
 const int layer_count = (int)(sizeof layer_table / sizeof layer_table[0]);
 _Static_assert(sizeof layer_table / sizeof layer_table[0] <= LAYER_MAX_KINDS,
                "LAYER_MAX_KINDS is too small for the table");

@@ -177,6 +177,18 @@ int ak_cpu_gemm(ak_backend *b, const ak_gemm_args *g)
     return gemm_f32_acc(b, g, &s);
 }
 
+/* One ak_cpu_gemm per matrix, in order (kernels/gemm.c). */
+int ak_cpu_gemm_batched(ak_backend *b, const ak_gemm_args *g, size_t count, size_t stride_a,
+                        size_t stride_b, size_t stride_c)
+{
+    for (size_t i = 0; i < count; i++) {
+        const ak_gemm_args one = ak_gemm_batch_item(g, i, stride_a, stride_b, stride_c);
+        const int rc = ak_cpu_gemm(b, &one);
+        if (rc) return rc;
+    }
+    return AK_OK;
+}
+
 void ak_cpu_threads_from_env(void)
 {
     const char *threads = getenv("OPENBLAS_NUM_THREADS");

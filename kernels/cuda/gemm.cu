@@ -85,3 +85,16 @@ extern "C" int ak_cuda_gemm(ak_backend *b, const ak_gemm_args *g)
                                CUBLAS_GEMM_DEFAULT));
     return AK_OK;
 }
+
+/* One ak_cuda_gemm per matrix, in order on the stream (kernels/gemm.c):
+ * each the same cublasGemmEx call as a single GEMM of that matrix. */
+extern "C" int ak_cuda_gemm_batched(ak_backend *b, const ak_gemm_args *g, size_t count,
+                                    size_t stride_a, size_t stride_b, size_t stride_c)
+{
+    for (size_t i = 0; i < count; i++) {
+        const ak_gemm_args one = ak_gemm_batch_item(g, i, stride_a, stride_b, stride_c);
+        const int rc = ak_cuda_gemm(b, &one);
+        if (rc) return rc;
+    }
+    return AK_OK;
+}

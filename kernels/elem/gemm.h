@@ -133,6 +133,22 @@ FPE_INLINE uint32_t ak_gemm_epilogue_k(const ak_gemm_scalars *s, fpe_format_id c
     return s->fmt == cf ? r : fpe_convert_k(s->fmt, cf, &env, r);
 }
 
+/* ---- batches ------------------------------------------------------------------ */
+/* The i-th GEMM of ak_gemm_batched: g with A, B and C starting stride_a i,
+ * stride_b i and stride_c i elements further (and that many fewer). */
+static inline ak_gemm_args ak_gemm_batch_item(const ak_gemm_args *g, size_t i, size_t stride_a,
+                                              size_t stride_b, size_t stride_c)
+{
+    ak_gemm_args one = *g;
+    const size_t at[3] = {i * stride_a, i * stride_b, i * stride_c};
+    ak_tensor *const t[3] = {&one.a, &one.b, &one.c};
+    for (int k = 0; k < 3; k++) {
+        t[k]->data = (char *)t[k]->data + at[k] * ak_dtype_size(t[k]->dtype);
+        t[k]->n -= at[k];
+    }
+    return one;
+}
+
 /* Element i of an m x n matrix stored with leading dimension ld. */
 FPE_INLINE size_t ak_gemm_c_index(size_t i, size_t n, size_t ld) { return i / n * ld + i % n; }
 

@@ -90,7 +90,7 @@ bad '--steps wants an integer in [1, 1000000]' --steps 0
 bad '--batch wants an integer in [1, 1048576]' --batch x
 bad '--width wants an integer in [1, 65536]' --net simplenet --width 0
 bad "unknown net 'resnet'" --net resnet
-bad 'apply to simplenet only' --net mlp --depth 2
+bad 'apply to simplenet and deepmlp only' --net mlp --depth 2
 bad "unknown backend 'nope'" --backend nope
 bad "unknown option '--frobnicate'" --frobnicate 1
 bad "unexpected argument 'extra'" extra

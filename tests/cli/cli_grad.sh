@@ -180,7 +180,7 @@ bad "unexpected argument 'extra'" --net mlp --samples 0:1 extra "${ok[@]}"
 bad "--mode wants O0, O1, O2 or O3, got 'O5'" --net mlp --samples 0:1 --mode O5 "${ok[@]}"
 bad "--dtype wants fp16 or bf16, got 'fp8'" --net mlp --samples 0:1 --dtype fp8 "${ok[@]}"
 bad '--width wants an integer in [1, 65536]' --net simplenet --width 0 --samples 0:1 "${ok[@]}"
-bad 'apply to simplenet only' --net mlp --width 8 --samples 0:1 "${ok[@]}"
+bad 'apply to simplenet and deepmlp only' --net mlp --width 8 --samples 0:1 "${ok[@]}"
 bad 'option --net needs a value' --net
 bad "--init $TMP/none: No such file" --net mlp --samples 0:1 --init "$TMP/none" --out "$TMP/x"
 bad "--out $TMP/no/g: no directory $TMP/no" --net mlp --samples 0:1 --init "$TMP/zero-mlp" \

@@ -84,21 +84,34 @@ static void ref_avgpool(const net_layer *l, const double *in, double *out, const
     }
 }
 
+/* ---- kinds that see the whole batch or two inputs ----------------------------------------- */
+static void ref_add(const net_layer *l, size_t rows, const double *in, const double *in2,
+                    double *out, const double *const *w)
+{
+    (void)w;
+    for (size_t k = 0; k < rows * net_out_features(l); k++)
+        out[k] = in[k] + in2[k];
+}
+
 static const struct {
     const char *kind;
-    ref_layer_fn fn;
+    ref_layer_fn fn;    /* one sample */
+    ref_batch_fn batch; /* or the whole batch at once */
 } refs[] = {
-    {"linear", ref_linear},     {"conv2d", ref_conv2d}, {"relu", ref_relu},
-    {"maxpool2", ref_maxpool2}, {"gelu", ref_gelu},     {"gelu_tanh", ref_gelu_tanh},
-    {"avgpool", ref_avgpool},
+    {"linear", ref_linear, NULL},   {"conv2d", ref_conv2d, NULL},
+    {"relu", ref_relu, NULL},       {"maxpool2", ref_maxpool2, NULL},
+    {"gelu", ref_gelu, NULL},       {"gelu_tanh", ref_gelu_tanh, NULL},
+    {"avgpool", ref_avgpool, NULL}, {"add", NULL, ref_add},
 };
 
-ref_layer_fn ref_layer_of(const layer_kind *k)
+static int ref_row(const layer_kind *k)
 {
     for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
-        if (strcmp(refs[i].kind, k->name) == 0) return refs[i].fn;
-    return NULL;
+        if (strcmp(refs[i].kind, k->name) == 0) return (int)i;
+    return -1;
 }
+
+bool ref_has_layer(const layer_kind *k) { return ref_row(k) >= 0; }
 
 /* ---- a net's loss ---------------------------------------------------------------------- */
 typedef struct ref_params {
@@ -109,28 +122,35 @@ typedef struct ref_params {
 static double ref_loss(const net_def *n, const model *m, const ref_params *rp, const float *x,
                        const int32_t *labels, const float *target, size_t rows)
 {
-    size_t width = n->in_c * n->in_h * n->in_w;
-    double *a = malloc(rows * width * sizeof *a);
-    for (size_t i = 0; i < rows * width; i++)
-        a[i] = x[i];
+    const size_t in_width = n->in_c * n->in_h * n->in_w;
+    double *x64 = malloc(rows * in_width * sizeof *x64);
+    for (size_t i = 0; i < rows * in_width; i++)
+        x64[i] = x[i];
+    double *acts[NET_MAX_LAYERS];
     for (int li = 0; li < n->n_layers; li++) {
         const net_layer *l = &n->layers[li];
         const size_t in_f = net_in_features(l), out_f = net_out_features(l);
+        const double *in = l->in >= 0 ? acts[l->in] : x64;
+        const double *in2 = l->in2 >= 0 ? acts[l->in2] : l->in2 == NET_INPUT ? x64 : NULL;
         double *y = calloc(rows * out_f, sizeof *y);
         const double *w[LAYER_MAX_TENSORS] = {0};
         for (int k = 0; k < m->n_params; k++)
             if (m->params[k].layer == li) w[m->params[k].slot] = rp->p[k];
-        const ref_layer_fn fn = ref_layer_of(l->kind);
-        ck_assert_msg(fn != NULL, "no reference for %s", l->kind->name);
-        for (size_t r = 0; r < rows; r++)
-            fn(l, a + r * in_f, y + r * out_f, w);
-        free(a);
-        a = y;
-        width = out_f;
+        const int row = ref_row(l->kind);
+        ck_assert_msg(row >= 0, "no reference for %s", l->kind->name);
+        if (refs[row].batch)
+            refs[row].batch(l, rows, in, in2, y, w);
+        else
+            for (size_t r = 0; r < rows; r++)
+                refs[row].fn(l, in + r * in_f, y + r * out_f, w);
+        acts[li] = y;
     }
+    const double *a = acts[n->n_layers - 1];
+    const size_t width = n->outputs;
+    const size_t loss_rows = net_rows(n, rows);
     double total = 0;
     if (n->loss == NET_XENT) {
-        for (size_t r = 0; r < rows; r++) {
+        for (size_t r = 0; r < loss_rows; r++) {
             const double *z = a + r * width;
             double mx = z[0];
             for (size_t k = 1; k < width; k++)
@@ -140,13 +160,15 @@ static double ref_loss(const net_def *n, const model *m, const ref_params *rp, c
                 s += exp(z[k] - mx);
             total += log(s) + mx - z[labels[r]];
         }
-        total /= (double)rows;
+        total /= (double)loss_rows;
     } else {
         for (size_t k = 0; k < rows * width; k++)
             total += (a[k] - target[k]) * (a[k] - target[k]);
         total /= (double)(rows * width);
     }
-    free(a);
+    for (int li = 0; li < n->n_layers; li++)
+        free(acts[li]);
+    free(x64);
     return total;
 }
 

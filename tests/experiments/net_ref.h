@@ -14,8 +14,14 @@
 typedef void (*ref_layer_fn)(const net_layer *l, const double *in, double *out,
                              const double *const *w);
 
-/* The reference of a kind of layer, or NULL when the tests have none. */
-ref_layer_fn ref_layer_of(const layer_kind *k);
+/* The whole batch (rows samples) through one layer, for kinds whose output
+ * depends on other samples (BatchNorm) or on a second input (in2: the
+ * residual add; NULL for one-input kinds). */
+typedef void (*ref_batch_fn)(const net_layer *l, size_t rows, const double *in, const double *in2,
+                             double *out, const double *const *w);
+
+/* Do the tests have a reference of this kind of layer? */
+bool ref_has_layer(const layer_kind *k);
 
 /* Builds an O0 model of n for rows samples (rows <= 64) on the cpu backend
  * with weights from seed 7, runs forward and backward on fixed inputs,

@@ -36,8 +36,17 @@ static void tiny_net(const layer_kind *k, bool probe, net_def *n)
     n->loss = NET_MSE;
     if (probe)
         ck_assert_msg(net_append(n, &layer_conv2d, "probe", 2, 1, msg, sizeof msg) == 0, "%s", msg);
-    ck_assert_msg(net_append(n, k, "layer", TINY_OUT, TINY_KERNEL, msg, sizeof msg) == 0, "%s",
-                  msg);
+    net_layer l;
+    memset(&l, 0, sizeof l);
+    l.kind = k;
+    snprintf(l.name, sizeof l.name, "layer");
+    l.in = net_prev(n);
+    /* a two-input kind reads the probe twice (its gradient is the sum of
+     * two), or first in the net the input twice */
+    l.in2 = k->inputs == 2 ? l.in : NET_NO_INPUT;
+    l.out_c = TINY_OUT;
+    l.kernel = TINY_KERNEL;
+    ck_assert_msg(net_add(n, &l, msg, sizeof msg) == 0, "%s", msg);
     ck_assert_msg(net_append(n, &layer_linear, "head", 4, 0, msg, sizeof msg) == 0, "%s", msg);
 }
 
@@ -58,7 +67,7 @@ START_TEST(table_complete)
         ck_assert_int_eq(layer_index(k), i);
         for (int j = 0; j < i; j++)
             ck_assert_str_ne(layer_table[j]->name, k->name);
-        ck_assert_msg(ref_layer_of(k) != NULL, "%s has no double reference in net_ref.c", k->name);
+        ck_assert_msg(ref_has_layer(k), "%s has no double reference in net_ref.c", k->name);
         /* the precision lists know its op class, and its default is the row's */
         ck_assert_int_eq(o.white[i], k->prec == LAYER_PREC_LOW);
         ck_assert_int_eq(o.black[i], k->prec == LAYER_PREC_FP32);
@@ -187,22 +196,65 @@ START_TEST(modes)
 }
 END_TEST
 
-/* A kind with a buffer (running statistics) is refused by the model, which
- * holds no buffers yet, with a message naming the tensor. */
+/* A kind with a buffer (running statistics) gets it after every trainable
+ * tensor of the net, in fp32 in every mode, with no gradient: the
+ * optimizer's loops (params[0, n_params)) never see it. */
 static int buffer_tensors(const net_layer *l, layer_tensor t[LAYER_MAX_TENSORS])
 {
     t[0] = (layer_tensor){"running_mean", 1, {l->out_c}, LAYER_INIT_ZERO, 0, false, false};
     return 1;
 }
 
-START_TEST(buffers_refused)
+START_TEST(buffers_kept)
 {
     layer_kind with_buffer = layer_relu;
     with_buffer.name = "norm";
     with_buffer.tensors = buffer_tensors;
     net_def n;
-    tiny_net(&with_buffer, false, &n);
+    tiny_net(&with_buffer, true, &n);
     char msg[256];
+    ak_backend *b = ak_open("cpu", msg, sizeof msg);
+    ck_assert_msg(b != NULL, "%s", msg);
+    for (int mode = 0; mode < 4; mode++) {
+        prec_options o;
+        prec_options_default(&o, (prec_mode)mode, AK_F16);
+        prec_plan p;
+        prec_plan_make(&o, &n, &p);
+        model *m = NULL;
+        ck_assert_msg(model_create(b, &n, &p, 2, &m, msg, sizeof msg) == 0, "%s", msg);
+        ck_assert_int_eq(m->n_params, 4); /* probe and head: weight, bias */
+        ck_assert_int_eq(m->n_tensors, 5);
+        const model_param *buf = &m->params[4];
+        ck_assert_str_eq(buf->name, "layer.running_mean");
+        ck_assert(!buf->spec.trainable);
+        ck_assert_int_eq(buf->w32.dtype, AK_F32);
+        ck_assert_ptr_null(buf->wlow.data);
+        ck_assert_ptr_null(buf->grad.data);
+        ck_assert_int_eq(model_init_weights(m, 3), 0);
+        float host[2] = {1, 1}; /* out_c is the input's 2 channels */
+        ck_assert_int_eq(model_get_param(m, buf, host), 0);
+        ck_assert(host[0] == 0.0f && host[1] == 0.0f);
+        model_free(m);
+    }
+    ak_close(b);
+}
+END_TEST
+
+/* A layer whose output nothing reads is refused, naming it. */
+START_TEST(unread_output_refused)
+{
+    net_def n;
+    char msg[256];
+    memset(&n, 0, sizeof n);
+    snprintf(n.name, sizeof n.name, "fork");
+    n.in_c = 4;
+    n.in_h = n.in_w = 1;
+    n.loss = NET_MSE;
+    ck_assert_int_eq(net_append(&n, &layer_linear, "a", 3, 0, msg, sizeof msg), 0);
+    net_layer l = n.layers[0];
+    snprintf(l.name, sizeof l.name, "b");
+    l.in = NET_INPUT; /* reads the input, not a */
+    ck_assert_int_eq(net_add(&n, &l, msg, sizeof msg), 0);
     ak_backend *b = ak_open("cpu", msg, sizeof msg);
     ck_assert_msg(b != NULL, "%s", msg);
     prec_options o;
@@ -210,9 +262,12 @@ START_TEST(buffers_refused)
     prec_plan p;
     prec_plan_make(&o, &n, &p);
     model *m = NULL;
-    ck_assert_int_eq(model_create(b, &n, &p, 2, &m, msg, sizeof msg), AK_EUNSUPPORTED);
-    ck_assert_ptr_null(m);
-    ck_assert_str_eq(msg, "layer.running_mean: buffers are not supported yet");
+    ck_assert_int_eq(model_create(b, &n, &p, 2, &m, msg, sizeof msg), AK_EINVAL);
+    ck_assert_str_eq(msg, "fork: no layer reads the output of a");
+    /* a layer cannot read a later one */
+    l.in = 5;
+    ck_assert_int_eq(net_add(&n, &l, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "fork: layer b reads a layer that does not come before it");
     ak_close(b);
 }
 END_TEST
@@ -226,7 +281,8 @@ int main(void)
     tcase_add_test(tc, tensor_shapes);
     tcase_add_loop_test(tc, gradients, 0, layer_count);
     tcase_add_loop_test(tc, modes, 0, layer_count);
-    tcase_add_test(tc, buffers_refused);
+    tcase_add_test(tc, buffers_kept);
+    tcase_add_test(tc, unread_output_refused);
     suite_add_tcase(s, tc);
     return ts_run_suite(s);
 }

@@ -52,10 +52,19 @@ START_TEST(nets_shapes)
     net_size small = {64, 5};
     ck_assert_int_eq(net_build("simplenet", &small, &n, msg, sizeof msg), 0);
     ck_assert_int_eq(n.n_layers, 9);
-    ck_assert_int_eq(net_build("resnet", NULL, &n, msg, sizeof msg), -1);
-    ck_assert_str_eq(msg, "unknown net 'resnet' (expected simplenet, lenet5, mlp)");
+    /* deepmlp: 784 -> 15 x (Linear 128, ReLU) -> Linear 10: 100480 + 14 x 16512 + 1290 */
+    ck_assert_int_eq(net_build("deepmlp", NULL, &n, msg, sizeof msg), 0);
+    ck_assert_uint_eq(param_total(&n), 100480 + 14 * 16512 + 1290);
+    ck_assert_int_eq(n.n_layers, 31);
+    ck_assert_str_eq(n.layers[30].name, "fc16");
+    ck_assert_int_eq(n.loss, NET_XENT);
+    net_size deep = {32, 49};
+    ck_assert_int_eq(net_build("deepmlp", &deep, &n, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "--depth 49 is out of range for deepmlp (2 to 48)");
+    ck_assert_int_eq(net_build("vgg", NULL, &n, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "unknown net 'vgg' (expected simplenet, lenet5, mlp, deepmlp)");
     ck_assert_int_eq(net_build("lenet5", &small, &n, msg, sizeof msg), -1);
-    ck_assert_msg(strstr(msg, "simplenet only") != NULL, "%s", msg);
+    ck_assert_msg(strstr(msg, "simplenet and deepmlp only") != NULL, "%s", msg);
     small.depth = 0;
     small.width = 1u << 20;
     ck_assert_int_eq(net_build("simplenet", &small, &n, msg, sizeof msg), -1);
@@ -122,6 +131,12 @@ static void check_gradients(const char *name, const net_size *size, size_t rows)
 START_TEST(gradients_mlp) { check_gradients("mlp", NULL, 3); }
 END_TEST
 START_TEST(gradients_lenet5) { check_gradients("lenet5", NULL, 2); }
+END_TEST
+START_TEST(gradients_deepmlp)
+{
+    const net_size small = {12, 6};
+    check_gradients("deepmlp", &small, 3);
+}
 END_TEST
 START_TEST(gradients_simplenet)
 {
@@ -198,6 +213,7 @@ int main(void)
     tcase_add_test(tc, gradients_mlp);
     tcase_add_test(tc, gradients_lenet5);
     tcase_add_test(tc, gradients_simplenet);
+    tcase_add_test(tc, gradients_deepmlp);
     tcase_add_test(tc, modes_run);
     suite_add_tcase(s, tc);
     return ts_run_suite(s);

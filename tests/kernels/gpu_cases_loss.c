@@ -3,7 +3,9 @@
  * one ulp of its dtype, correct exactly) and mean squared error (loss
  * within one fp32 ulp, gradient bit for bit), NaN and the sign of
  * infinities checked explicitly; cuda's handling of bad labels; LeNet and
- * MLP classifier shapes and larger ones; guard regions on both backends,
+ * MLP classifier shapes and larger ones; a language model's rows (GPT-2's
+ * 50257 classes with extreme rows, and batch x context rows of a character
+ * vocabulary); guard regions on both backends,
  * the scalar outputs included. */
 #include <check.h>
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "gpu_ops.h"
+#include "ref_softmax_xent.h"
 
 /* Both backends, open during each test (kt_open_both_around). */
 static ak_backend *cpu, *gpu;
@@ -151,6 +154,41 @@ GO_CASE(softmax_within_bound)
         free(logits);
         free(labels);
     }
+}
+
+/* A language model's loss: rows = batch x context.  GPT-2's vocabulary
+ * (a block per row walks 50257 logits: the tail, ties far apart, a
+ * dominant last logit, rows of -1e30), then a character vocabulary of 98
+ * over 64 x 64 rows; with the special rows of make_logits too. */
+GO_CASE(softmax_long_rows)
+{
+    const go_cmp *cmp = &c->cmp;
+    ts_rng r;
+    ts_rng_init(&r, ts_seed() + 33);
+    const size_t C = REF_XENT_VOCAB, B = REF_XENT_LONG_ROWS;
+    uint32_t *logits = malloc(B * C * 4 + 4);
+    int32_t labels[REF_XENT_LONG_ROWS];
+    const float scale = 65536.0f;
+    for (int combo = 0; combo < 4; combo++) {
+        /* matching dtypes, then fp16 logits with fp32 gradients */
+        const ak_dtype dl = combo < 3 ? kt_dtypes[combo] : AK_F16;
+        const ak_dtype dd = combo < 3 ? kt_dtypes[combo] : AK_F32;
+        ref_xent_long_rows(&r, dl, C, logits, labels);
+        check_xent(cmp, B, C, dl, dd, logits, labels, NULL);
+        check_xent(cmp, B, C, dl, dd, logits, labels, &scale);
+        make_logits(&r, dl, B, C, 20.0, true, logits, labels);
+        check_xent(cmp, B, C, dl, dd, logits, labels, &scale);
+    }
+    free(logits);
+    enum { ROWS = 64 * 64, CHARS = 98 };
+    logits = malloc(ROWS * CHARS * 4 + 4);
+    int32_t *char_labels = malloc(ROWS * 4 + 4);
+    for (int d = 0; d < 3; d++) {
+        make_logits(&r, kt_dtypes[d], ROWS, CHARS, 20.0, true, logits, char_labels);
+        check_xent(cmp, ROWS, CHARS, kt_dtypes[d], kt_dtypes[d], logits, char_labels, &scale);
+    }
+    free(logits);
+    free(char_labels);
 }
 
 /* A host argmax: the first NaN, else the first maximum. */
@@ -300,6 +338,7 @@ GO_CASE(mse_within_bound)
     }
 static const go_case rows[] = {
     {"softmax_xent", "softmax_within_bound", 1, softmax_within_bound, XENT_CMP},
+    {"softmax_xent", "softmax_long_rows", 1, softmax_long_rows, XENT_CMP},
     {"softmax_xent", "softmax_bad_labels_on_cuda", 1, softmax_bad_labels_on_cuda, XENT_CMP},
     {"softmax_xent", "softmax_empty_batch", 1, softmax_empty_batch, XENT_CMP},
     {"mse", "mse_within_bound", 1, mse_within_bound, GO_BITS},

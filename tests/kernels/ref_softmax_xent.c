@@ -127,3 +127,31 @@ void ref_xent_labels(ts_rng *r, int32_t *labels, size_t batch, size_t classes)
     for (size_t i = 0; i < batch; i++)
         labels[i] = (int32_t)ts_below(r, (uint32_t)classes);
 }
+
+void ref_xent_long_rows(ts_rng *r, ak_dtype dl, size_t classes, uint32_t *logits, int32_t *labels)
+{
+    ck_assert_uint_gt(classes, 40000);
+    const size_t last = classes - 1;
+    const double neg_big = dl == AK_F16 ? -65504.0 : -1e30;
+    for (size_t b = 0; b < REF_XENT_LONG_ROWS; b++) {
+        uint32_t *row = logits + b * classes;
+        for (size_t j = 0; j < classes; j++) {
+            double v = 16.0 * ts_uniform(r) - 8.0;
+            if (b == 1 || b == 2) v = 0.5;
+            if (b == 3 || b == 4) v = j == last ? 80.0 : -8.0;
+            if (b == 5 && (j == 40000 || j == last)) v = 30.0;
+            if (b == 6) v = j == 12345 ? 0.0 : neg_big;
+            if (b == 7) v = j == 0 ? 65504.0 : -65504.0;
+            row[j] = kt_from_f64(dl, v);
+        }
+    }
+    const int32_t fixed[REF_XENT_LONG_ROWS] = {(int32_t)ts_below(r, (uint32_t)classes),
+                                               0,
+                                               (int32_t)last,
+                                               (int32_t)last,
+                                               0,
+                                               (int32_t)last,
+                                               7,
+                                               (int32_t)(classes / 2)};
+    memcpy(labels, fixed, sizeof fixed);
+}

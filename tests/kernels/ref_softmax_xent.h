@@ -33,4 +33,23 @@ int ref_xent_run(ak_backend *b, const xent_case *c, xent_result *out);
 void ref_xent_check(ak_backend *b, const xent_case *c);
 void ref_xent_labels(ts_rng *r, int32_t *labels, size_t batch, size_t classes);
 
+/* A language model's vocabulary head: GPT-2's 50257 classes. */
+#define REF_XENT_VOCAB 50257
+/* REF_XENT_LONG_ROWS rows of a long last dimension (classes > 40000), the
+ * logits exact in every dtype (fp16 clamps the two huge values):
+ *   0  uniform in [-8, 8], a random label;
+ *   1  every logit 0.5, label 0 (the first maximum: correct);
+ *   2  every logit 0.5, label classes - 1 (not correct);
+ *   3  -8 except 80 at the last index, the label there (a loss about
+ *      (classes - 1) e^-88);
+ *   4  the same logits, label 0 (a loss about 88);
+ *   5  uniform in [-8, 8] with 30 at 40000 and at the last index, the
+ *      label on the last (a tie: not correct);
+ *   6  -1e30 (fp16: -65504) except 0 at 12345, label 7;
+ *   7  65504 at 0, -65504 elsewhere, label classes / 2.
+ * Rows 0-2 and 4-7 suit the textbook reference; row 3's label gradient,
+ * -s/(1+s) with s about 3e-34, is 1/(1+s) - 1 = 0 there. */
+#define REF_XENT_LONG_ROWS 8
+void ref_xent_long_rows(ts_rng *r, ak_dtype dl, size_t classes, uint32_t *logits, int32_t *labels);
+
 #endif

@@ -1,8 +1,9 @@
 /* test_softmax_xent: ak_softmax_xent on the cpu backend, against the
  * double-precision reference of ref_softmax_xent.c (loss, gradients,
  * accuracy count), central finite differences, the loss scale, extreme and
- * non-finite logits, bad labels, bad arguments and guard regions (the scalar
- * outputs are guarded too). */
+ * non-finite logits, a language model's long rows (50257 classes), bad
+ * labels, bad arguments and guard regions (the scalar outputs are guarded
+ * too). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -275,6 +276,78 @@ START_TEST(softmax_gradient_matches_finite_differences)
 }
 END_TEST
 
+/* ---- a long last dimension: a language model's vocabulary ---------------------------- */
+/* rows = batch * context, classes = GPT-2's 50257: every dtype pair against
+ * the textbook reference, on the rows where it is accurate. */
+START_TEST(softmax_large_vocabulary_matches_reference)
+{
+    ak_backend *b = kt_open_cpu();
+    ts_rng r;
+    ts_rng_init(&r, ts_seed() + 13);
+    const size_t C = REF_XENT_VOCAB;
+    uint32_t *logits = malloc(REF_XENT_LONG_ROWS * C * sizeof *logits);
+    int32_t labels[REF_XENT_LONG_ROWS];
+    const float scale = 256.0f;
+    for (int c = 0; c < 9; c++) {
+        const ak_dtype dl = kt_dtypes[c % 3], dd = kt_dtypes[c / 3];
+        ref_xent_long_rows(&r, dl, C, logits, labels);
+        xent_case xc = {3, C, dl, dd, logits, labels, NULL}; /* rows 0-2 */
+        ref_xent_check(b, &xc);
+        xent_case tail = {4, C, dl, dd, logits + 4 * C, labels + 4, &scale}; /* rows 4-7 */
+        ref_xent_check(b, &tail);
+    }
+    free(logits);
+    ak_close(b);
+}
+END_TEST
+
+/* Rows 1-4 of ref_xent_long_rows as a batch of 4, checked against values
+ * written from the rule (kernels/loss.c), in every logits dtype (the
+ * logits are exact in each). */
+START_TEST(softmax_large_vocabulary_by_hand)
+{
+    ak_backend *b = kt_open_cpu();
+    ts_rng r;
+    ts_rng_init(&r, ts_seed() + 14);
+    const size_t C = REF_XENT_VOCAB, last = C - 1;
+    uint32_t *logits = malloc(REF_XENT_LONG_ROWS * C * sizeof *logits);
+    uint32_t *g = malloc(4 * C * sizeof *g);
+    int32_t labels[REF_XENT_LONG_ROWS];
+    /* rows 3 and 4: s_rest = (C - 1) e^-88 */
+    const double e88 = exp(-88.0), s = (double)(C - 1) * e88;
+    /* (row loss): ln C, ln C, log1p(s), 88 + log1p(s) */
+    const double loss = (2.0 * log((double)C) + 88.0 + 2.0 * log1p(s)) / 4.0;
+    for (int d = 0; d < 3; d++) {
+        const ak_dtype dl = kt_dtypes[d];
+        ref_xent_long_rows(&r, dl, C, logits, labels);
+        xent_case xc = {4, C, dl, AK_F32, logits + C, labels + 1, NULL};
+        xent_result out = {0, 0, g};
+        ck_assert_int_eq(ref_xent_run(b, &xc, &out), AK_OK);
+        ck_assert_msg(fabs(out.loss - loss) <= 0x1p-23 * loss, "loss %.9g, expected %.17g (%s)",
+                      (double)out.loss, loss, ak_dtype_name(dl));
+        ck_assert_int_eq(out.correct, 2); /* rows 1 and 3 */
+        for (size_t row = 0; row < 4; row++) {
+            for (size_t j = 0; j < C; j++) {
+                double want;
+                if (row < 2) /* uniform: p = 1 / C */
+                    want = (1.0 / (double)C - (j == (row == 0 ? 0 : last))) / 4.0;
+                else if (j == last) /* the maximum: 1 / (1 + s), minus 1 at the label (row 3) */
+                    want = (row == 2 ? -s / (1.0 + s) : 1.0 / (1.0 + s)) / 4.0;
+                else
+                    want = (e88 / (1.0 + s) - (row == 3 && j == 0)) / 4.0;
+                const uint32_t have = g[row * C + j], w = kt_from_f64(AK_F32, want);
+                ck_assert_msg(kt_ulp_distance(AK_F32, have, w) <= 1,
+                              "dlogits[%zu][%zu] %.9g, expected %.17g (%s)", row, j,
+                              kt_value(AK_F32, have), want, ak_dtype_name(dl));
+            }
+        }
+    }
+    free(g);
+    free(logits);
+    ak_close(b);
+}
+END_TEST
+
 /* ---- arguments ---------------------------------------------------------------------------- */
 START_TEST(softmax_bad_arguments_named)
 {
@@ -346,6 +419,8 @@ int main(void)
     tcase_add_test(tc, softmax_bad_labels);
     tcase_add_test(tc, softmax_empty_batch_and_optional_outputs);
     tcase_add_test(tc, softmax_gradient_matches_finite_differences);
+    tcase_add_test(tc, softmax_large_vocabulary_matches_reference);
+    tcase_add_test(tc, softmax_large_vocabulary_by_hand);
     tcase_add_test(tc, softmax_bad_arguments_named);
     suite_add_tcase(s, tc);
     return ts_run_suite(s);

@@ -21,10 +21,11 @@ MLP = [("linear", "fc1", 256, 0), ("relu", "relu1", 0, 0), ("linear", "fc2", 256
        ("relu", "relu2", 0, 0), ("linear", "fc3", 10, 0)]
 
 
-def simplenet_rows(width, depth):
+def simplenet_rows(width, depth, last=0):
+    """depth Linear layers of width (the last of `last` outputs if given), ReLU between."""
     rows = []
     for i in range(1, depth + 1):
-        rows.append(("linear", "fc%d" % i, width, 0))
+        rows.append(("linear", "fc%d" % i, last if last and i == depth else width, 0))
         if i < depth:
             rows.append(("relu", "relu%d" % i, 0, 0))
     return rows
@@ -74,6 +75,8 @@ def build(name, width=0, depth=0):
         return Net(MLP, 784, 1, 1, "xent")
     if name == "simplenet":
         return Net(simplenet_rows(width, depth), width, 1, 1, "mse")
+    if name == "deepmlp":
+        return Net(simplenet_rows(width or 128, depth or 16, 10), 784, 1, 1, "xent")
     raise ValueError("no PyTorch net for " + name)
 
 
