@@ -137,7 +137,7 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
     const size_t label_rows = net_rows(net, batch);
     int rc = alloc_t(m, batch * net->in_c * net->in_h * net->in_w, AK_F32, &m->x, msg, msg_len);
     if (!rc && net->loss == NET_MSE)
-        rc = alloc_t(m, batch * net->outputs, AK_F32, &m->target, msg, msg_len);
+        rc = alloc_t(m, label_rows * net->outputs, AK_F32, &m->target, msg, msg_len);
     if (!rc && net->loss == NET_XENT) {
         rc = ak_alloc(b, label_rows * sizeof(int32_t), (void **)&m->labels);
         if (!rc) rc = ak_zero(b, m->labels, label_rows * sizeof(int32_t));

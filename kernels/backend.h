@@ -63,6 +63,18 @@ extern "C" {
     OP(softmax_forward, (ak_backend * b, const ak_softmax_args *a, ak_tensor y, ak_tensor x))      \
     OP(softmax_backward,                                                                           \
        (ak_backend * b, const ak_softmax_args *a, ak_tensor dx, ak_tensor dy, ak_tensor y))        \
+    OP(batchnorm_forward, (ak_backend * b, const ak_batchnorm *a, ak_tensor y, ak_tensor x,        \
+                           ak_tensor gamma, ak_tensor beta, ak_tensor running_mean,                \
+                           ak_tensor running_var, ak_tensor save_mean, ak_tensor save_invstd))     \
+    OP(batchnorm_backward,                                                                         \
+       (ak_backend * b, const ak_batchnorm *a, ak_tensor dx, ak_tensor dgamma, ak_tensor dbeta,    \
+        ak_tensor dy, ak_tensor x, ak_tensor gamma, ak_tensor save_mean, ak_tensor save_invstd))   \
+    OP(layernorm_forward,                                                                          \
+       (ak_backend * b, size_t rows, size_t cols, double eps, ak_tensor y, ak_tensor x,            \
+        ak_tensor gamma, ak_tensor beta, ak_tensor save_mean, ak_tensor save_rstd))                \
+    OP(layernorm_backward,                                                                         \
+       (ak_backend * b, size_t rows, size_t cols, ak_tensor dx, ak_tensor dgamma, ak_tensor dbeta, \
+        ak_tensor dy, ak_tensor x, ak_tensor gamma, ak_tensor save_mean, ak_tensor save_rstd))     \
     OP(softmax_xent,                                                                               \
        (ak_backend * b, size_t batch, size_t classes, ak_tensor logits, const int32_t *labels,     \
         const float *scale, float *loss, ak_tensor dlogits, int32_t *correct))                     \
@@ -169,6 +181,16 @@ static inline bool ak_overlap(const void *a, size_t an, const void *b, size_t bn
     const uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
     return an > 0 && bn > 0 && pa < pb + bn && pb < pa + an;
 }
+/* Two optional tensors of n elements (ak_check_optional) that are given
+ * together or not at all (gamma and beta), both fp32 when fp32 is set
+ * (AK_EUNSUPPORTED otherwise). */
+int ak_check_pair(ak_backend *b, const char *call, const char *wa, ak_tensor ta, const char *wb,
+                  ak_tensor tb, size_t n, bool fp32);
+/* The first n_out of the count tensors (a call's outputs) share no byte
+ * with each other nor with the rest (empty ones share none): AK_EINVAL
+ * "names[i] overlaps names[j]" for the first pair that does. */
+int ak_check_disjoint(ak_backend *b, const char *call, size_t n_out, size_t count,
+                      const char *const *names, const ak_tensor *ts);
 /* a * b without wrapping, or AK_EINVAL naming the call. */
 int ak_check_mul(ak_backend *b, const char *call, const char *what, size_t x, size_t y,
                  size_t *product);

@@ -218,6 +218,31 @@ int ak_check_ptr(ak_backend *b, const char *call, const char *what, const void *
     return AK_OK;
 }
 
+int ak_check_disjoint(ak_backend *b, const char *call, size_t n_out, size_t count,
+                      const char *const *names, const ak_tensor *ts)
+{
+    for (size_t i = 0; i < n_out && i < count; i++)
+        for (size_t j = i + 1; j < count; j++)
+            if (ak_overlap(ts[i].data, ts[i].n * ak_dtype_size(ts[i].dtype), ts[j].data,
+                           ts[j].n * ak_dtype_size(ts[j].dtype)))
+                return ak_fail(b, AK_EINVAL, call, "%s overlaps %s", names[i], names[j]);
+    return AK_OK;
+}
+
+int ak_check_pair(ak_backend *b, const char *call, const char *wa, ak_tensor ta, const char *wb,
+                  ak_tensor tb, size_t n, bool fp32)
+{
+    int rc = ak_check_optional(b, call, wa, ta, n);
+    if (!rc) rc = ak_check_optional(b, call, wb, tb, n);
+    if (rc) return rc;
+    if ((ta.data == NULL) != (tb.data == NULL) && n > 0)
+        return ak_fail(b, AK_EINVAL, call, "%s and %s must be given together", wa, wb);
+    if (fp32 && ta.data && (ta.dtype != AK_F32 || tb.dtype != AK_F32))
+        return ak_fail(b, AK_EUNSUPPORTED, call, "%s and %s must be fp32 (are %s, %s)", wa, wb,
+                       ak_dtype_name(ta.dtype), ak_dtype_name(tb.dtype));
+    return AK_OK;
+}
+
 int ak_check_mul(ak_backend *b, const char *call, const char *what, size_t x, size_t y,
                  size_t *product)
 {

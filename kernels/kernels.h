@@ -501,6 +501,92 @@ int ak_softmax_forward(ak_backend *b, const ak_softmax_args *a, ak_tensor y, ak_
  * tensor (same data and dtype); no other overlaps. */
 int ak_softmax_backward(ak_backend *b, const ak_softmax_args *a, ak_tensor dx, ak_tensor dy,
                         ak_tensor y);
+/* ---- normalization: BatchNorm2d and LayerNorm (kernels/batchnorm.c, kernels/layernorm.c) ----
+ * The arithmetic, the same on both backends (elem/norm.h), so cpu and cuda
+ * agree bit for bit:
+ *   - Elements are read exactly.  A channel's (BatchNorm) or a row's
+ *     (LayerNorm) m elements are summed in double in a fixed order: element
+ *     k (k = batch * hw + pixel, or the column) goes to lane k mod 256, each
+ *     lane adds its elements in increasing k, then the 256 lanes are added
+ *     as a tree (lane t += lane t + s for s = 128, 64, ..., 1).
+ *   - Statistics (two passes): mean = S(x) / m; var = S((x - mean)^2) / m,
+ *     biased, (x - mean) with the double mean; invstd = 1 / sqrt(var + eps);
+ *     all in double, then each rounded once to fp32 (save_mean, save_invstd
+ *     / save_rstd are those fp32 values, as PyTorch's acc_type statistics).
+ *   - y = ((x - mean) * invstd) * gamma + beta in fp32, each operation
+ *     rounded to nearest even, from the fp32 statistics, the element and
+ *     gamma, beta widened exactly (gamma = 1, beta = 0 when none), then
+ *     converted once to y's dtype by the emulator (nearest even).
+ *   - Backward: with g = dy * gamma (LayerNorm; dy for BatchNorm), S(g) and
+ *     S(g (x - mean)) are summed in double as above, (x - mean) with the saved
+ *     fp32 mean; c1 = S(g) / m and c2 = S(g (x - mean)) / m * invstd * invstd
+ *     in double, rounded to fp32; then in fp32
+ *       dx = ((g - c1) - (x - mean) * c2) * s,
+ *     s = invstd * gamma rounded to fp32 (BatchNorm; invstd without gamma)
+ *     or invstd (LayerNorm, where g is the fp32 product dy * gamma); dx
+ *     converted once to its dtype.  PyTorch's batch_norm_backward and
+ *     layer_norm_backward formulas.
+ *   - A double result is rounded to fp32 and then converted to the output's
+ *     dtype; every NaN is written as the default NaN.  An infinity or NaN in
+ *     a channel or row makes its statistics and every output of it NaN.
+ * Running statistics, save_* and every tensor of a channel's or row's
+ * statistics are fp32; activations and gradients any dtype (independently);
+ * gamma and beta any dtype.  No output may overlap another tensor of the call
+ * (AK_EINVAL). */
+
+/* BatchNorm2d over x (n, c, hw) in NCHW (hw = h*w), as PyTorch's nn.BatchNorm2d */
+typedef struct ak_batchnorm {
+    size_t n, c, hw;
+    double eps;      /* 1e-5 */
+    double momentum; /* 0.1: running = (1 - momentum) running + momentum batch */
+    bool training;   /* true: batch statistics (and running stats updated); false: running stats */
+} ak_batchnorm;
+/* y = (x - mean) * invstd * gamma + beta per channel.  Training: mean and biased variance of the
+ * channel over n*hw elements; running_mean/var (fp32, c) updated with the UNBIASED variance (var *
+ * m/(m-1)) as PyTorch does; save_mean/save_invstd (fp32, c) written for the backward.  Eval: the
+ * running statistics, save_* may be none.  x, y any dtypes (may differ: fp16 activations with the
+ * fp32 affine parameters of keep_batchnorm_fp32); gamma, beta any dtype (same n = c), or both none
+ * (affine=False).
+ * Exactly (the arithmetic above): training needs m = n * hw >= 2 (PyTorch:
+ * "Expected more than 1 value per channel"); running_mean[c] =
+ * momentum * mean + (1 - momentum) * running_mean and running_var likewise
+ * with S((x - mean)^2) / (m - 1), in double from the double statistics,
+ * rounded once to fp32; running_* may both be none in training
+ * (track_running_stats=False) and are required in eval.  Eval: invstd =
+ * 1 / sqrt(running_var + eps) in double, rounded to fp32, mean =
+ * running_mean; save_* when given receive that mean and invstd.  eps >= 0
+ * and momentum in [0, 1], finite (momentum=None, the cumulative average, is
+ * not offered).  Pairs (gamma, beta), (running_mean, running_var),
+ * (save_mean, save_invstd) are given together or not at all. */
+int ak_batchnorm_forward(ak_backend *b, const ak_batchnorm *a, ak_tensor y, ak_tensor x,
+                         ak_tensor gamma, ak_tensor beta, ak_tensor running_mean,
+                         ak_tensor running_var, ak_tensor save_mean, ak_tensor save_invstd);
+/* Training-mode backward (PyTorch's batch_norm_backward with the saved statistics): dx (any
+ * dtype, optional: none for a first layer), dgamma, dbeta (any dtype, written not accumulated,
+ * none when affine=False).
+ * Exactly: dbeta = S(dy), dgamma = S(dy (x - mean)) * invstd (in double,
+ * rounded to fp32, then to the dtype); dx as above.  dgamma and dbeta may
+ * each be none when gamma is given (a frozen affine) and must be none when
+ * it is not; save_mean and save_invstd are required (a->training is not
+ * read).  m = n * hw >= 1. */
+int ak_batchnorm_backward(ak_backend *b, const ak_batchnorm *a, ak_tensor dx, ak_tensor dgamma,
+                          ak_tensor dbeta, ak_tensor dy, ak_tensor x, ak_tensor gamma,
+                          ak_tensor save_mean, ak_tensor save_invstd);
+
+/* LayerNorm over the last dimension: rows x cols, as nn.LayerNorm(cols)
+ * (gamma, beta: cols elements of any dtype, or both none: elementwise_affine=False;
+ * eps >= 0, finite; cols >= 1).  The backward's dgamma[j] = S over rows, in
+ * row order (not by lanes), of dy * ((x - mean) * rstd) and dbeta[j] = S of
+ * dy, in double with (x - mean) * rstd in double from the saved fp32
+ * statistics, rounded to fp32 then to the dtype; save_mean and save_rstd
+ * are required by the backward; dgamma, dbeta as in ak_batchnorm_backward. */
+int ak_layernorm_forward(ak_backend *b, size_t rows, size_t cols, double eps, ak_tensor y,
+                         ak_tensor x, ak_tensor gamma, ak_tensor beta, ak_tensor save_mean,
+                         ak_tensor save_rstd); /* save_* fp32 (rows), optional */
+int ak_layernorm_backward(ak_backend *b, size_t rows, size_t cols, ak_tensor dx, ak_tensor dgamma,
+                          ak_tensor dbeta, ak_tensor dy, ak_tensor x, ak_tensor gamma,
+                          ak_tensor save_mean,
+                          ak_tensor save_rstd); /* dx optional; dgamma, dbeta written */
 
 /* Softmax cross-entropy over (batch, classes) logits (any dtype, computed in
  * double), labels int32 in [0, classes) in backend memory (cpu: a bad label
