@@ -10,8 +10,9 @@
 
 /* Op classes a list may name before a row of the layer table has them: the
  * layers still to come and the loss (which is no row). */
-static const char *const future_classes[] = {"batchnorm", "layernorm", "softmax", "matmul",
-                                             "embedding", "add",       "dropout", "loss"};
+static const char *const future_classes[] = {"batchnorm",   "layernorm", "softmax",
+                                             "log_softmax", "matmul",    "embedding",
+                                             "add",         "dropout",   "loss"};
 #define N_FUTURE ((int)(sizeof future_classes / sizeof future_classes[0]))
 
 /* The i-th op class of the vocabulary, each once: the table's in its order,

@@ -6,8 +6,8 @@
  *     GEMM ("linear", "addmm", "nn.Dense", Paddle's "mul") is "linear";
  *     batched and plain matmuls (attention's) are "matmul"; Paddle's Linear
  *     runs matmul_v2, so that name is both;
- *   - log_softmax is "softmax" (the softmax layer's class); the losses
- *     ampscope has (cross-entropy, its nll part, mse) are "loss";
+ *   - softmax is "softmax", log_softmax "log_softmax" (the layers' classes);
+ *     the losses ampscope has (cross-entropy, its nll part, mse) are "loss";
  *   - fused attention (scaled_dot_product_attention, flash_attn) has no
  *     class: ampscope's attention places its matmuls and softmax one by one.
  */
@@ -89,8 +89,8 @@ static const amp_op pytorch_ops[] = {
     /* fp32_set_opt_dtype */
     F32("prod", AMP_ALL, NULL), F32("prod.dim_int", AMP_ALL, NULL),
     F32("prod.dim_Dimname", AMP_ALL, NULL), F32("softmax.int", AMP_ALL, "softmax"),
-    F32("softmax.Dimname", AMP_ALL, "softmax"), F32("log_softmax.int", AMP_ALL, "softmax"),
-    F32("log_softmax.Dimname", AMP_ALL, "softmax"), F32("cumprod", AMP_ALL, NULL),
+    F32("softmax.Dimname", AMP_ALL, "softmax"), F32("log_softmax.int", AMP_ALL, "log_softmax"),
+    F32("log_softmax.Dimname", AMP_ALL, "log_softmax"), F32("cumprod", AMP_ALL, NULL),
     F32("cumprod.dimname", AMP_ALL, NULL), F32("cumsum", AMP_ALL, NULL),
     F32("cumsum.dimname", AMP_ALL, NULL), F32("linalg_vector_norm", AMP_ALL, NULL),
     F32("linalg_matrix_norm", AMP_ALL, NULL), F32("linalg_matrix_norm.str_ord", AMP_ALL, NULL),
@@ -118,7 +118,7 @@ static const amp_op apex_ops[] = {
     LOW("F.conv_transpose2d", AMP_O1, "conv"), LOW("F.conv_transpose3d", AMP_O1, "conv"),
     LOW("F.conv_tbc", AMP_O1, "conv"), LOW("F.linear", AMP_O1, "linear"),
     F32("F.interpolate", AMP_O1, NULL), F32("F.softplus", AMP_O1, NULL),
-    F32("F.softmin", AMP_O1, NULL), F32("F.log_softmax", AMP_O1, "softmax"),
+    F32("F.softmin", AMP_O1, NULL), F32("F.log_softmax", AMP_O1, "log_softmax"),
     F32("F.softmax", AMP_O1, "softmax"), F32("F.layer_norm", AMP_O1, "layernorm"),
     F32("F.group_norm", AMP_O1, NULL), F32("F.local_response_norm", AMP_O1, NULL),
     F32("F.normalize", AMP_O1, NULL), F32("F.cosine_similarity", AMP_O1, NULL),
@@ -205,7 +205,7 @@ static const amp_op paddle_ops[] = {
     F32("renorm", AMP_O1, NULL), F32("group_norm", AMP_O1, NULL),
     F32("layer_norm", AMP_O1, "layernorm"), F32("softmax", AMP_O1, "softmax"),
     F32("softmin", AMP_O1, NULL), F32("softplus", AMP_O1, NULL),
-    F32("log_softmax", AMP_O1, "softmax"), F32("softmax_with_cross_entropy", AMP_O1, "loss"),
+    F32("log_softmax", AMP_O1, "log_softmax"), F32("softmax_with_cross_entropy", AMP_O1, "loss"),
     F32("sigmoid_cross_entropy_with_logits", AMP_O1, NULL),
     F32("c_softmax_with_cross_entropy", AMP_O1, NULL), F32("cross_entropy", AMP_O1, "loss"),
     F32("cross_entropy2", AMP_O1, "loss"), F32("nll_loss", AMP_O1, "loss"),

@@ -87,8 +87,9 @@ const opt_spec topt_table[] = {
      .offset = F(white_list),
      .metavar = "OPS",
      .help = "ops cast to --dtype (linear, conv, relu, maxpool, gelu, avgpool,\n"
-             "and batchnorm, layernorm, softmax, matmul, embedding, add,\n"
-             "dropout, loss); -OP takes OP off the list; repeatable"},
+             "and batchnorm, layernorm, softmax, log_softmax, matmul,\n"
+             "embedding, add, dropout, loss); -OP takes OP off the list;\n"
+             "repeatable"},
     {.name = "black-list",
      .kind = OPT_STRING,
      .offset = F(black_list),

@@ -66,10 +66,10 @@ START_TEST(presets_exist)
     ck_assert_ptr_null(amp_preset_find("PyTorch"));
     ck_assert_ptr_null(amp_preset_find(NULL));
     ck_assert_str_eq(amp_preset_names(), "pytorch, apex, paddle, mindspore");
-    const char *classes[] = {"linear",    "conv",      "relu",      "maxpool", "gelu",
-                             "avgpool",   "batchnorm", "layernorm", "softmax", "matmul",
-                             "embedding", "add",       "dropout",   "loss"};
-    for (int i = 0; i < 14; i++)
+    const char *classes[] = {"linear",  "conv",      "relu",      "maxpool", "gelu",
+                             "avgpool", "batchnorm", "layernorm", "softmax", "log_softmax",
+                             "matmul",  "embedding", "add",       "dropout", "loss"};
+    for (int i = 0; i < 15; i++)
         ck_assert_msg(amp_class_known(classes[i]), "%s", classes[i]);
     ck_assert(!amp_class_known("Softmax") && !amp_class_known("") && !amp_class_known(NULL));
 }
@@ -90,7 +90,7 @@ START_TEST(pytorch_lists)
     ck_assert(has_op(p, "bmm", AMP_LOW, PREC_O1, "matmul"));
     ck_assert(has_op(p, "baddbmm", AMP_LOW, PREC_O1, "matmul"));
     ck_assert(has_op(p, "softmax.int", AMP_FP32, PREC_O1, "softmax"));
-    ck_assert(has_op(p, "log_softmax.int", AMP_FP32, PREC_O1, "softmax"));
+    ck_assert(has_op(p, "log_softmax.int", AMP_FP32, PREC_O1, "log_softmax"));
     ck_assert(has_op(p, "layer_norm", AMP_FP32, PREC_O1, "layernorm"));
     ck_assert(has_op(p, "nll_loss", AMP_FP32, PREC_O1, "loss"));
     ck_assert(has_op(p, "mse_loss", AMP_FP32, PREC_O1, "loss"));
@@ -120,6 +120,7 @@ START_TEST(apex_lists)
     ck_assert_int_eq(count_names(p, AMP_FP32, PREC_O3), 1);
     ck_assert(has_op(p, "F.linear", AMP_LOW, PREC_O1, "linear"));
     ck_assert(has_op(p, "F.softmax", AMP_FP32, PREC_O1, "softmax"));
+    ck_assert(has_op(p, "F.log_softmax", AMP_FP32, PREC_O1, "log_softmax"));
     ck_assert(has_op(p, "F.layer_norm", AMP_FP32, PREC_O1, "layernorm"));
     ck_assert(has_op(p, "F.cross_entropy", AMP_FP32, PREC_O1, "loss"));
     ck_assert(has_op(p, "torch.bmm", AMP_LOW, PREC_O1, "matmul"));
@@ -147,6 +148,7 @@ START_TEST(paddle_lists)
     ck_assert(has_op(p, "matmul_v2", AMP_LOW, PREC_O1, "matmul"));
     ck_assert(has_op(p, "conv2d", AMP_LOW, PREC_O1, "conv"));
     ck_assert(has_op(p, "softmax", AMP_FP32, PREC_O1, "softmax"));
+    ck_assert(has_op(p, "log_softmax", AMP_FP32, PREC_O1, "log_softmax"));
     ck_assert(has_op(p, "softmax_with_cross_entropy", AMP_FP32, PREC_O1, "loss"));
     ck_assert(!has_op(p, "softmax", AMP_FP32, PREC_O2, "softmax"));
     ck_assert(has_op(p, "lookup_table_v2", AMP_FP32, PREC_O2, "embedding"));
@@ -210,7 +212,8 @@ START_TEST(applied)
     /* autocast: GEMMs and convs low; softmax, layer_norm, the losses fp32; the rest follow */
     CHECK("pytorch", PREC_O1, true, {"linear", 1}, {"conv", 1}, {"matmul", 1}, {"relu", 0},
           {"maxpool", 0}, {"gelu", 0}, {"avgpool", 0}, {"batchnorm", 0}, {"add", 0},
-          {"embedding", 0}, {"dropout", 0}, {"softmax", -1}, {"layernorm", -1}, {"loss", -1});
+          {"embedding", 0}, {"dropout", 0}, {"softmax", -1}, {"log_softmax", -1}, {"layernorm", -1},
+          {"loss", -1});
     CHECK("pytorch", PREC_O2, false, {"linear", 1}, {"softmax", -1}, {"loss", -1}, {"relu", 0});
     CHECK("pytorch", PREC_O0, false, {"linear", 0}, {"softmax", 0}, {"loss", 0});
     CHECK("apex", PREC_O1, true, {"linear", 1}, {"conv", 1}, {"matmul", 1}, {"add", 0},
@@ -226,7 +229,7 @@ START_TEST(applied)
     /* MindSpore O1: the white list, everything else fp32 */
     CHECK("mindspore", PREC_O1, false, {"linear", 1}, {"conv", 1}, {"relu", 1}, {"matmul", 1},
           {"maxpool", -1}, {"gelu", -1}, {"avgpool", -1}, {"batchnorm", -1}, {"softmax", -1},
-          {"add", -1}, {"loss", -1});
+          {"add", -1}, {"log_softmax", -1}, {"loss", -1});
     CHECK("mindspore", PREC_O2, true, {"batchnorm", -1}, {"layernorm", -1}, {"loss", -1},
           {"linear", 0}, {"conv", 0}, {"relu", 0}, {"softmax", 0});
     CHECK("mindspore", PREC_O3, false, {"batchnorm", 0}, {"layernorm", 0}, {"loss", -1},
