@@ -60,6 +60,13 @@ extern "C" {
        (ak_backend * b, ak_gelu_form form, ak_tensor dx, ak_tensor dy, ak_tensor x))               \
     OP(avgpool_forward, (ak_backend * b, size_t planes, size_t hw, ak_tensor y, ak_tensor x))      \
     OP(avgpool_backward, (ak_backend * b, size_t planes, size_t hw, ak_tensor dx, ak_tensor dy))   \
+    OP(embedding_forward, (ak_backend * b, size_t tokens, size_t dim, size_t vocab, ak_tensor ids, \
+                           ak_tensor weight, ak_tensor y))                                         \
+    OP(embedding_backward, (ak_backend * b, size_t tokens, size_t dim, size_t vocab,               \
+                            ak_tensor ids, ak_tensor dy, ak_tensor dweight, ak_dtype acc))         \
+    OP(dropout,                                                                                    \
+       (ak_backend * b, float p, uint64_t key, uint64_t offset, ak_tensor y, ak_tensor x))         \
+    OP(add, (ak_backend * b, ak_tensor y, ak_tensor a, ak_tensor bb))                              \
     OP(softmax_forward, (ak_backend * b, const ak_softmax_args *a, ak_tensor y, ak_tensor x))      \
     OP(softmax_backward,                                                                           \
        (ak_backend * b, const ak_softmax_args *a, ak_tensor dx, ak_tensor dy, ak_tensor y))        \
@@ -121,11 +128,12 @@ void ak_cpu_widen16(fpe_format_id from, const uint16_t *in, size_t n, float *out
  * purpose, so that a training step does not map and fault in fresh pages
  * for every GEMM and convolution.  Contents are undefined on return. */
 typedef enum ak_cpu_scratch_slot {
-    AK_SCRATCH_CONV_COL, /* conv2d: col, or dcol */
-    AK_SCRATCH_CONV_CM,  /* conv2d: the channel-major Ycm or dYcm */
-    AK_SCRATCH_GEMM_A,   /* gemm: A widened to fp32 */
-    AK_SCRATCH_GEMM_B,   /* gemm: B widened to fp32 */
-    AK_SCRATCH_GEMM_ACC, /* gemm: the fp32 accumulator of a 16-bit C */
+    AK_SCRATCH_CONV_COL,  /* conv2d: col, or dcol */
+    AK_SCRATCH_CONV_CM,   /* conv2d: the channel-major Ycm or dYcm */
+    AK_SCRATCH_GEMM_A,    /* gemm: A widened to fp32 */
+    AK_SCRATCH_GEMM_B,    /* gemm: B widened to fp32 */
+    AK_SCRATCH_GEMM_ACC,  /* gemm: the fp32 accumulator of a 16-bit C */
+    AK_SCRATCH_EMBED_ACC, /* embedding_backward: the sums in the accumulation format */
     AK_SCRATCH_SLOTS
 } ak_cpu_scratch_slot;
 

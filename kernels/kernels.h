@@ -469,6 +469,49 @@ int ak_gelu_backward(ak_backend *b, ak_gelu_form form, ak_tensor dx, ak_tensor d
 int ak_avgpool_forward(ak_backend *b, size_t planes, size_t hw, ak_tensor y, ak_tensor x);
 int ak_avgpool_backward(ak_backend *b, size_t planes, size_t hw, ak_tensor dx, ak_tensor dy);
 
+/* ---- embedding, dropout, residual add ----------------------------------------- */
+/* y (tokens x dim, any dtype) = weight[ids[t]] (weight: vocab x dim, any dtype), converted
+ * exactly/nearest-even to y's dtype.  ids: an fp32 tensor of tokens elements holding integers in
+ * [0, vocab) (the net's input batch is fp32; token ids < 2^24 are exact).  cpu: a non-integer,
+ * NaN or out-of-range id is AK_EINVAL naming its position; cuda: that token's row is NaN.
+ * vocab is in [1, 2^24], dim >= 1; y must not overlap weight or ids (kernels/embedding.c). */
+int ak_embedding_forward(ak_backend *b, size_t tokens, size_t dim, size_t vocab, ak_tensor ids,
+                         ak_tensor weight, ak_tensor y);
+/* dweight (vocab x dim, any dtype) = sum over tokens t with ids[t] == v of dy[t] (written: rows
+ * no token names are +0).  The accumulation precision is the studied choice: acc == AK_F32 adds
+ * in fp32 in token order and rounds once to dweight's dtype (PyTorch's CUDA
+ * embedding_dense_backward accumulates in acc_type = float:
+ * aten/src/ATen/native/cuda/EmbeddingBackwardKernel.cu, compute_grad_weight and
+ * sum_and_scatter); acc == AK_F16 or AK_BF16 rounds every partial sum to that format (a kernel
+ * accumulating in the low format), so small gradients of a frequent token are lost.  Each sum
+ * starts at +0 and adds the tokens in increasing t (ak_add_elem, NaNs as ak_accumulate's: of two
+ * NaNs the later token's).  Token order, the same on both backends: bit for bit.  Bad ids: cpu
+ * AK_EINVAL as the forward; cuda adds that token to no row.  dweight must not overlap dy or ids. */
+int ak_embedding_backward(ak_backend *b, size_t tokens, size_t dim, size_t vocab, ak_tensor ids,
+                          ak_tensor dy, ak_tensor dweight, ak_dtype acc);
+
+/* Dropout as PyTorch's nn.Dropout(p) in training: element i is kept when the uniform u = bits /
+ * 2^32 of the emulator's Philox word bits = fpe_random_bits(key, AK_DROPOUT_STREAM ('DROP'),
+ * offset + i) is >= p, compared exactly (kept with probability within 2^-32 of 1 - p).  y = x *
+ * mask * scale as PyTorch computes it (aten/src/ATen/native/Dropout.cpp: input.mul(mask)
+ * .mul_(scale)): scale = 1 / (1 - p) in double rounded to fp32, x * mask then * scale in fp32
+ * (each rounded to nearest even), then converted once to y's dtype.  So kept y = x * scale and
+ * dropped y = x * 0: +0 for positive x, -0 for negative x, NaN for an infinite or NaN x (PyTorch
+ * gives the same signs and NaNs).  p in [0, 1) (else AK_EINVAL, NaN included); p == 0 copies
+ * (converting).  Backward: dx = dy * the same mask and scale.  The mask is a function of (key,
+ * offset, i) only: identical on cpu and cuda, and the forward and backward agree; bit for bit
+ * between backends.  Any dtypes; y may be x (dx may be dy) with the same dtype. */
+#define AK_DROPOUT_STREAM 0x44524F50u /* Philox counter word 2 of the mask: 'DROP' in ASCII */
+int ak_dropout_forward(ak_backend *b, float p, uint64_t key, uint64_t offset, ak_tensor y,
+                       ak_tensor x);
+int ak_dropout_backward(ak_backend *b, float p, uint64_t key, uint64_t offset, ak_tensor dx,
+                        ak_tensor dy);
+
+/* The residual add: y = a + b, the exact sum rounded once to y's dtype to nearest even (the
+ * emulator's mixed add, NaN rules as ak_accumulate's: the first NaN operand, a before b,
+ * quieted), any dtypes; y may be a or b (the same dtype).  Bit for bit between backends. */
+int ak_add(ak_backend *b, ak_tensor y, ak_tensor a, ak_tensor bb);
+
 /* Row-wise softmax and log-softmax (kernels/softmax.c states the order of every operation
  * and the NaN rules; the element code is kernels/elem/softmax.h, run by both backends, one
  * row in index order, so cpu and cuda agree bit for bit). */

@@ -127,6 +127,6 @@ int layer_no_tensors(const struct net_layer *l, layer_tensor t[LAYER_MAX_TENSORS
 /* Rows of the table (table.c lists them). */
 extern const layer_kind layer_linear, layer_conv2d, layer_relu, layer_maxpool2, layer_gelu,
     layer_gelu_tanh, layer_avgpool, layer_add, layer_batchnorm2d, layer_layernorm, layer_softmax,
-    layer_log_softmax, layer_attention, layer_posembed;
+    layer_log_softmax, layer_attention, layer_posembed, layer_embedding, layer_dropout;
 
 #endif

@@ -12,23 +12,17 @@
 
 #include <math.h>
 
+#include "add.h"
 #include "cast.h"
 #include "layers.h"
 #include "unscale.h"
 
 /* ---- accumulation ------------------------------------------------------------ */
-/* x + y (formats fx, fy), the exact sum rounded once to fy, to nearest even.
- * x comes first in ak_round_sum, so when both are NaNs x's NaN wins. */
+/* x + y (formats fx, fy), the exact sum rounded once to fy, to nearest even
+ * (ak_add_elem with x first, so when both are NaNs x's NaN wins). */
 FPE_INLINE uint32_t ak_accumulate_elem(fpe_format_id fy, fpe_format_id fx, uint32_t y, uint32_t x)
 {
-    if (fy == FPE_FMT_F32 && fx == FPE_FMT_F32) {
-        /* the hardware's fp32 add is the correctly rounded sum (no FTZ on
-         * either backend); only its NaNs are the FPU's own */
-        const float s = ak_f32_from_bits(x) + ak_f32_from_bits(y);
-        if (s == s) return ak_f32_bits(s);
-    }
-    fpe_env env = fpe_env_default();
-    return ak_round_sum(fy, &env, ak_elem_value(fx, x), ak_elem_value(fy, y));
+    return ak_add_elem(fy, fx, fy, x, y);
 }
 
 /* ---- sums of squares ----------------------------------------------------------- */

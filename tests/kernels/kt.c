@@ -508,6 +508,29 @@ uint32_t kt_convert(ak_dtype from, ak_dtype to, uint32_t bits)
     return from == AK_F32 ? kt_from_f32(&env, to, bits) : kt_to_f32(from, bits);
 }
 
+uint32_t kt_ref_add(ak_dtype dy, ak_dtype da, ak_dtype db, uint32_t a, uint32_t b)
+{
+    fpe_env env = fpe_env_default();
+    if (da == dy && db == dy) {
+        switch (dy) {
+        case AK_F16: return fpe_f16_add(&env, (uint16_t)a, (uint16_t)b);
+        case AK_BF16: return fpe_bf16_add(&env, (uint16_t)a, (uint16_t)b);
+        default: return fpe_f32_add(&env, a, b);
+        }
+    }
+    const uint32_t a32 = kt_to_f32(da, a), b32 = kt_to_f32(db, b);
+    if (dy == AK_F32) return fpe_f32_add(&env, a32, b32);
+    const double u = kt_value(da, a), v = kt_value(db, b);
+    if (isfinite(u) && isfinite(v)) {
+        const double s = u + v, bv = s - u, av = s - bv;
+        if ((u - av) + (v - bv) == 0.0) return kt_from_f64(dy, s);
+    }
+    env.round = FPE_RO;
+    const uint32_t odd = fpe_f32_add(&env, a32, b32);
+    env.round = FPE_RNE;
+    return kt_from_f32(&env, dy, odd);
+}
+
 uint32_t *kt_bits_alloc(size_t n)
 {
     uint32_t *p = calloc(n + 1, sizeof(uint32_t));

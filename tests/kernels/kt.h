@@ -105,6 +105,13 @@ uint32_t kt_to_f32(ak_dtype from, uint32_t bits);
 uint32_t kt_from_f32(fpe_env *env, ak_dtype to, uint32_t bits);
 /* An element converted to another dtype, to nearest even (as ak_cast). */
 uint32_t kt_convert(ak_dtype from, ak_dtype to, uint32_t bits);
+/* a + b (dtypes da, db), the exact sum rounded once to dy, a's NaN first:
+ * the emulator's fpe_<fmt>_add(a, b) for equal dtypes; for an fp32 result
+ * the fp32 add of the widened operands (exact); otherwise the double sum
+ * when TwoSum shows it exact, else the fp32 add rounded to odd and then to
+ * dy, which rounds as the exact sum would (24 >= p + 2 bits, Boldo &
+ * Melquiond).  The reference of ak_accumulate and ak_add. */
+uint32_t kt_ref_add(ak_dtype dy, ak_dtype da, ak_dtype db, uint32_t a, uint32_t b);
 /* n zeroed host elements (one more, so that n may be 0); fails the test
  * when out of memory. */
 uint32_t *kt_bits_alloc(size_t n);

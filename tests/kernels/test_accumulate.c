@@ -1,9 +1,7 @@
 /* test_accumulate: ak_accumulate on the cpu backend.  The reference, not
- * from kernels/'s element code: the emulator's fpe_<fmt>_add(x, y) for equal
- * dtypes; for an fp32 y the fp32 add of x widened (exact); for a 16-bit y and
- * another dtype the double sum when TwoSum shows it exact, else the
- * emulator's fp32 add rounded to odd and then to y's dtype, which rounds as
- * the exact sum would (24 >= p + 2 bits, Boldo & Melquiond). */
+ * from kernels/'s element code: kt_ref_add (kt.c), the emulator's
+ * fpe_<fmt>_add(x, y) for equal dtypes, else the exact sum's one rounding
+ * built from the emulator's fp32 add (rounded to odd where needed). */
 #include <check.h>
 #include <float.h>
 #include <math.h>
@@ -16,24 +14,7 @@
 /* x + y rounded once to y's dtype, x the first operand (its NaN wins). */
 static uint32_t ref_accumulate(ak_dtype dy, ak_dtype dx, uint32_t y, uint32_t x)
 {
-    fpe_env env = fpe_env_default();
-    if (dy == dx) {
-        switch (dy) {
-        case AK_F16: return fpe_f16_add(&env, (uint16_t)x, (uint16_t)y);
-        case AK_BF16: return fpe_bf16_add(&env, (uint16_t)x, (uint16_t)y);
-        default: return fpe_f32_add(&env, x, y);
-        }
-    }
-    if (dy == AK_F32) return fpe_f32_add(&env, kt_to_f32(dx, x), y);
-    const double u = kt_value(dx, x), v = kt_value(dy, y);
-    if (isfinite(u) && isfinite(v)) {
-        const double s = u + v, bv = s - u, av = s - bv;
-        if ((u - av) + (v - bv) == 0.0) return kt_from_f64(dy, s);
-    }
-    env.round = FPE_RO;
-    const uint32_t odd = fpe_f32_add(&env, kt_to_f32(dx, x), kt_to_f32(dy, y));
-    env.round = FPE_RNE;
-    return kt_from_f32(&env, dy, odd);
+    return kt_ref_add(dy, dx, dy, x, y);
 }
 
 /* ---- accumulate ----------------------------------------------------------------- */
