@@ -1,6 +1,7 @@
 /* nets.c: the reference networks and the precision plan (nets.h). */
 #include "atomic_file.h" /* ut_fail */
 #include "nets.h"
+#include "amp_lists.h"
 #include "nets_internal.h"
 
 #include <stdarg.h>
@@ -384,17 +385,20 @@ void prec_plan_make(const prec_options *o, const net_def *net, prec_plan *plan)
         plan->run[i] = run;
         /* a softmax inside the layer (attention) goes where the lists put
          * the softmax op class, given the layer's format as its input */
-        const layer_kind *sm = layer_find("softmax");
-        const int ks = sm ? layer_index(sm) : -1;
+        const int soft_list = amp_class_list(o, "softmax");
         ak_dtype soft = run;
-        if (ks >= 0 && o->mode == PREC_O1)
-            soft = o->white[ks] ? o->low : o->black[ks] ? AK_F32 : run;
-        else if (ks >= 0 && o->mode >= PREC_O2)
-            soft = o->black[ks] ? AK_F32 : o->low;
+        if (o->mode == PREC_O1)
+            soft = soft_list > 0 ? o->low : soft_list < 0 ? AK_F32 : run;
+        else if (o->mode >= PREC_O2)
+            soft = soft_list < 0 ? AK_F32 : o->low;
         plan->softmax[i] = o->pinned[i] || o->mode == PREC_O0 ? AK_F32 : soft;
+        /* keep_batchnorm_fp32: BatchNorm's parameters stay fp32 while its
+         * activations are low (Apex O2, MindSpore O2) */
+        plan->params_f32[i] =
+            o->keep_batchnorm_fp32 && run != AK_F32 && strcmp(l->kind->op_class, "batchnorm") == 0;
         if (net_has_params(l)) {
-            plan->has_w32[i] = o->mode != PREC_O3 || run == AK_F32;
-            plan->has_wlow[i] = o->mode >= PREC_O2 && run != AK_F32;
+            plan->has_w32[i] = o->mode != PREC_O3 || run == AK_F32 || plan->params_f32[i];
+            plan->has_wlow[i] = o->mode >= PREC_O2 && run != AK_F32 && !plan->params_f32[i];
         }
     }
 }

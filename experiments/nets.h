@@ -112,6 +112,9 @@ size_t net_out_features(const net_layer *l); /* out_c out_h out_w */
 int net_find_layer(const net_def *net, const char *name);
 
 /* ---- precision ------------------------------------------------------------------ */
+#define PREC_CLASS_LEN 16 /* an op class's name, with its NUL */
+#define PREC_MAX_NAMED 16
+
 typedef enum prec_mode { PREC_O0 = 0, PREC_O1 = 1, PREC_O2 = 2, PREC_O3 = 3 } prec_mode;
 
 /* Where each layer's operation runs and how its weights are kept.  The
@@ -150,6 +153,21 @@ typedef struct prec_options {
      * allow_tf32, cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32); off by default */
     bool tf32;
     bool embed_acc_low; /* the embedding backward sums in the low format */
+    /* Op classes the lists name that no row of the layer table has (the
+     * loss; a class whose layer is still to come): kept by name, so the plan
+     * and run.json see them (amp_lists.h: amp_class_list answers for any
+     * class, row or name). */
+    struct prec_named {
+        char op_class[PREC_CLASS_LEN];
+        bool white, black;
+    } named[PREC_MAX_NAMED];
+    int n_named;
+    /* BatchNorm's parameters, statistics and arithmetic in fp32 while its
+     * input and output stay in the layer's run format (Apex's and
+     * MindSpore's keep_batchnorm_fp32; --amp-lists sets each framework's
+     * default for the mode, --keep-batchnorm-fp32 overrides it) */
+    bool keep_batchnorm_fp32;
+    const char *amp_preset; /* --amp-lists, or NULL (amp_lists.h) */
 } prec_options;
 
 void prec_options_default(prec_options *o, prec_mode mode, ak_dtype low);

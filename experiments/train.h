@@ -54,8 +54,8 @@ typedef struct train_options {
     net_size size;          /* simplenet: --width, --depth */
     prec_options prec;      /* mode, dtype, op lists, pins (pins resolved after the net is built) */
     const char *pin_spec;   /* --layer-precision */
-    const char *white_list; /* --white-list */
-    const char *black_list; /* --black-list */
+    const char *white_list; /* --white-list (the last; train_prepare applies each in order) */
+    const char *black_list; /* --black-list (the last; likewise) */
     ak_dtype stats_dtype;   /* target format of the statistics (default: the mode's low format) */
     const char *backend;    /* cpu, cuda, auto */
     const char *data_dir;   /* Fashion-MNIST (NULL: Debian's) */

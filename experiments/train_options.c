@@ -7,6 +7,7 @@
 
 #include "util.h"
 
+#include "amp_lists.h"
 #include "loss_scale.h"
 
 _Static_assert(sizeof(int32_t) == sizeof(int), "the scaler's window and hysteresis are OPT_INT");
@@ -33,6 +34,7 @@ static int set_fault(const opt_spec *row, void *base, const char *text, char *ms
 static const char *const modes[] = {"O0", "O1", "O2", "O3", NULL};
 static const char *const low_dtypes[] = {"fp16", "bf16", NULL};
 static const char *const stats_dtypes[] = {"fp16", "bf16", "fp32", NULL};
+static const char *const amp_presets_names[] = {"pytorch", "apex", "paddle", "mindspore", NULL};
 static const char *const optimizers[] = {"sgd", "momentum", "adam", "adamw", NULL};
 static const char *const rules[] = {"pytorch",  "mindspore-amp", "deepspeed",
                                     "megatron", "paddle",        "deepspeed-fp16-optimizer",
@@ -71,16 +73,35 @@ const opt_spec topt_table[] = {
      .deferred = true,
      .metavar = "T",
      .help = "fp16 (default) or bf16"},
+    {.name = "amp-lists",
+     .kind = OPT_CHOICE,
+     .offset = OPT_NO_FIELD,
+     .choices = amp_presets_names,
+     .deferred = true,
+     .metavar = "F",
+     .help = "a framework's own op lists for --mode: pytorch (autocast),\n"
+             "apex, paddle, mindspore; replaces the default lists, then\n"
+             "--white-list and --black-list edit them"},
     {.name = "white-list",
      .kind = OPT_STRING,
      .offset = F(white_list),
      .metavar = "OPS",
-     .help = "ops cast to --dtype in O1 (linear, conv, relu, maxpool, gelu, avgpool)"},
+     .help = "ops cast to --dtype (linear, conv, relu, maxpool, gelu, avgpool,\n"
+             "and batchnorm, layernorm, softmax, log_softmax, matmul,\n"
+             "embedding, add, dropout, loss); -OP takes OP off the list;\n"
+             "repeatable"},
     {.name = "black-list",
      .kind = OPT_STRING,
      .offset = F(black_list),
      .metavar = "OPS",
-     .help = "ops kept in fp32"},
+     .help = "ops kept in fp32; -OP takes OP off the list; repeatable"},
+    {.name = "keep-batchnorm-fp32",
+     .kind = OPT_ONOFF,
+     .offset = OPT_NO_FIELD,
+     .deferred = true,
+     .label = "--keep-batchnorm-fp32 on|off",
+     .help = "BatchNorm's parameters and arithmetic in fp32, its activations\n"
+             "in --dtype (default: the --amp-lists framework's for the mode)"},
     {.name = "layer-precision",
      .kind = OPT_STRING,
      .offset = F(pin_spec),
@@ -518,6 +539,14 @@ int topt_finish(train_options *o, char *msg, size_t msg_len)
     if (dtype && opt_choice(opt_find(topt_table, "dtype"), dtype, &index, msg, msg_len) != 0)
         return TRAIN_EINPUT;
     prec_options_default(&o->prec, (prec_mode)pm, dtype && index == 1 ? AK_BF16 : AK_F16);
+    const char *amp = topt_given(o, "amp-lists");
+    if (amp && (opt_choice(opt_find(topt_table, "amp-lists"), amp, &index, msg, msg_len) != 0 ||
+                amp_lists_apply(&o->prec, amp, msg, msg_len) != 0))
+        return TRAIN_EINPUT;
+    const char *keep_bn = topt_given(o, "keep-batchnorm-fp32");
+    if (keep_bn &&
+        onoff("keep-batchnorm-fp32", keep_bn, &o->prec.keep_batchnorm_fp32, msg, msg_len) != 0)
+        return TRAIN_EINPUT;
     const char *stats = topt_given(o, "stats-dtype");
     if (stats) {
         static const ak_dtype types[] = {AK_F16, AK_BF16, AK_F32};

@@ -2,10 +2,12 @@
  * opened fresh or reopened for a resume without the rows past its
  * checkpoint, run.json, and each step's rows, flushed so that a killed run
  * keeps every completed step (train_internal.h). */
+#include "amp_lists.h"
 #include "atomic_file.h" /* ut_fail */
 #include "train_internal.h"
 #include "train_options.h" /* topt_record */
 
+#include <stdio.h>
 #include <time.h>
 
 /* at: where a resumed run goes on (zero for a new run).  The per-step logs
@@ -36,6 +38,32 @@ int train_open_logs(train_state *r, const ckpt_state *at, char *msg, size_t len)
     return 0;
 }
 
+/* run.json's notes on the precision lists, when a framework's were asked
+ * for or the BatchNorm choice was given: the preset's source, the lists as
+ * applied and edited (by op class), the framework's names that ampscope has
+ * no op class for (what was left out), keep_batchnorm_fp32. */
+static void record_amp_lists(const train_options *o, rec_run *into)
+{
+    const amp_preset *p = amp_preset_find(o->prec.amp_preset);
+    if (!p && !topt_given(o, "keep-batchnorm-fp32")) return;
+    char text[8192];
+    if (p) {
+        rec_run_set_string(into, "amp_lists_source", p->source);
+        amp_lists_describe(&o->prec, text, sizeof text);
+        rec_run_set_string(into, "amp_lists_applied", text);
+        amp_lists_unmapped(p, o->prec.mode, text, sizeof text);
+        rec_run_set_string(into, "amp_lists_unmapped", text);
+    }
+    snprintf(text, sizeof text, "%s%s%s", o->prec.keep_batchnorm_fp32 ? "on" : "off",
+             topt_given(o, "keep-batchnorm-fp32") ? ": as given"
+             : p                                  ? ": "
+                                                  : "",
+             topt_given(o, "keep-batchnorm-fp32") ? ""
+             : p                                  ? p->keep_note
+                                                  : "");
+    rec_run_set_string(into, "keep_batchnorm_fp32", text);
+}
+
 int train_describe(train_state *r, const train_options *o, rec_run *into, char *msg, size_t len)
 {
     /* the options as given, then what the defaults resolved to */
@@ -47,6 +75,7 @@ int train_describe(train_state *r, const train_options *o, rec_run *into, char *
     rec_run_set_real(into, "lr", o->opt.lr);
     rec_run_set_int(into, "seed", (int64_t)o->seed);
     train_record_scaler_notes(o, into);
+    record_amp_lists(o, into);
     return rc;
 }
 

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "atomic_file.h" /* ut_fail */
+#include "amp_lists.h"   /* amp_lists_edit */
 #include "train_internal.h"
 
 #include <errno.h>
@@ -193,10 +194,13 @@ int train_prepare(train_state *r, train_options *o, char *msg, size_t len)
     char why[512];
     if (net_build(o->net, &o->size, &r->net, why, sizeof why) != 0)
         return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
-    if (o->white_list && prec_edit_list(&o->prec, o->white_list, true, why, sizeof why) != 0)
-        return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
-    if (o->black_list && prec_edit_list(&o->prec, o->black_list, false, why, sizeof why) != 0)
-        return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
+    /* the lists' edits in the order given, after the preset (topt_finish) */
+    for (int i = 0; i < o->n_given; i++) {
+        const bool white = strcmp(o->given[i].key, "white-list") == 0;
+        if ((white || strcmp(o->given[i].key, "black-list") == 0) &&
+            amp_lists_edit(&o->prec, o->given[i].text, white, why, sizeof why) != 0)
+            return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
+    }
     if (o->pin_spec && prec_pin_layers(&o->prec, &r->net, o->pin_spec, why, sizeof why) != 0)
         return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     prec_plan_make(&o->prec, &r->net, &r->plan);

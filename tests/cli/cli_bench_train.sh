@@ -89,7 +89,7 @@ bad() {
 bad '--steps wants an integer in [1, 1000000]' --steps 0
 bad '--batch wants an integer in [1, 1048576]' --batch x
 bad '--width wants an integer in [1, 65536]' --net simplenet --width 0
-bad "unknown net 'resnet'" --net resnet
+bad "unknown net 'vgg'" --net vgg
 bad 'do not apply to mlp' --net mlp --depth 2
 bad "unknown backend 'nope'" --backend nope
 bad "unknown option '--frobnicate'" --frobnicate 1

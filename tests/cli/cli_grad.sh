@@ -164,7 +164,7 @@ bad() {
 }
 ok=(--init "$TMP/zero-mlp" --data "$TMP/tiny" --out "$TMP/x" "${common[@]}")
 bad '--net NET is required' --samples 0:1 "${ok[@]}"
-bad "unknown net 'resnet'" --net resnet --samples 0:1 "${ok[@]}"
+bad "unknown net 'vgg'" --net vgg --samples 0:1 "${ok[@]}"
 bad '--init FILE.safetensors is required' --net mlp --samples 0:1 --out "$TMP/x"
 bad '--samples FIRST:COUNT is required' --net mlp "${ok[@]}"
 bad '--out G.safetensors is required' --net mlp --samples 0:1 --init "$TMP/zero-mlp"

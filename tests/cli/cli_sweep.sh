@@ -213,7 +213,7 @@ bad "--grid run 1 (mode=O2 dtype=fp8): --dtype wants fp16 or bf16, got 'fp8'" \
     --grid "mode=O2 dtype=fp16,fp8" --net mlp --out "$TMP/bad"
 bad "--grid run 0 (scale_factor=2): the dynamic-scaler options need --loss-scale dynamic" \
     --grid "scale_factor=2" --net mlp --out "$TMP/bad"
-bad "--grid run 0 (net=resnet): " --grid "net=resnet" --out "$TMP/bad"
+bad "--grid run 0 (net=vgg): " --grid "net=vgg" --out "$TMP/bad"
 bad "unknown option '--bogus'" --grid "seed=1" --bogus 3 --out "$TMP/bad"
 bad "--seed is both a grid axis and a shared option" --grid "seed=1,2" --seed 3 --out "$TMP/bad"
 bad "--jobs wants an integer in [1, 1024], got '0'" --grid "seed=1" --jobs 0 --out "$TMP/bad"

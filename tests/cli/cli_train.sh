@@ -72,7 +72,7 @@ bad() {
     expect_err_has "$want"
     [[ $(printf '%s\n' "$ERR" | grep -c 'ampscope train:') -ge 1 ]] || fail "no one-line message"
 }
-bad 'unknown net' --net resnet --out "$TMP/x1"
+bad 'unknown net' --net vgg --out "$TMP/x1"
 bad '--mode wants O0, O1, O2 or O3' --net mlp --mode O5 --out "$TMP/x2"
 bad '--dtype wants fp16 or bf16' --net mlp --dtype fp8 --out "$TMP/x3"
 bad 'unknown policy' --net mlp --loss-scale tensorflow --out "$TMP/x4"
