@@ -38,7 +38,7 @@ static int evaluate(train_state *r, int64_t epoch, int64_t step, double *acc_out
     if (ds_batcher_init(&it, r->test, NULL, r->o->batch, true, why, sizeof why) != DS_OK)
         return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     double loss_sum = 0;
-    int64_t correct = 0, total = 0;
+    int64_t correct = 0, total = 0, tokens = 0;
     for (;;) {
         size_t rows = 0;
         if (ds_batch_next(&it, r->x_host, r->labels_host, NULL, &rows, why, sizeof why) != DS_OK)
@@ -58,12 +58,13 @@ static int evaluate(train_state *r, int64_t epoch, int64_t step, double *acc_out
         loss_sum += (double)loss * (double)rows;
         correct += good;
         total += (int64_t)rows;
+        tokens += (int64_t)(rows * r->test->label_dim); /* a language model's: every position */
     }
     rec_eval_row row;
     row.epoch = epoch;
     row.step = step;
     row.test_loss = loss_sum / (double)total;
-    row.test_accuracy = (double)correct / (double)total;
+    row.test_accuracy = (double)correct / (double)tokens;
     *acc_out = row.test_accuracy;
     if (rec_write_eval(r->eval_log, &row) != 0 || rec_log_flush(r->eval_log) != 0)
         return ut_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(r->eval_log));

@@ -34,6 +34,7 @@ static int set_fault(const opt_spec *row, void *base, const char *text, char *ms
 static const char *const modes[] = {"O0", "O1", "O2", "O3", NULL};
 static const char *const low_dtypes[] = {"fp16", "bf16", NULL};
 static const char *const stats_dtypes[] = {"fp16", "bf16", "fp32", NULL};
+static const char *const embed_accs[] = {"fp32", "low", NULL};
 static const char *const amp_presets_names[] = {"pytorch", "apex", "paddle", "mindspore", NULL};
 static const char *const optimizers[] = {"sgd", "momentum", "adam", "adamw", NULL};
 static const char *const rules[] = {"pytorch",  "mindspore-amp", "deepspeed",
@@ -48,7 +49,8 @@ const opt_spec topt_table[] = {
      .kind = OPT_STRING,
      .offset = F(net),
      .metavar = "NET",
-     .help = "simplenet (synthetic data, MSE), lenet5, mlp or deepmlp (Fashion-MNIST)",
+     .help = "simplenet (synthetic data, MSE), lenet5, mlp, deepmlp, resnet (Fashion-MNIST)\n"
+             "or transformer (fortunes text)",
      .group = "the run:"},
     {.name = "width",
      .kind = OPT_SIZE,
@@ -56,8 +58,37 @@ const opt_spec topt_table[] = {
      .imin = 1,
      .imax = 65536,
      .label = "--width N, --depth N",
-     .help = "layer width and number of Linear layers: simplenet 4096, 3; deepmlp 128, 16"},
-    {.name = "depth", .kind = OPT_INT, .offset = F(size.depth), .imin = 1, .imax = 16, .label = ""},
+     .help = "width and depth: simplenet 4096, 3 Linear layers; deepmlp 128, 16;\n"
+             "resnet 16 channels, 1 block a stage; transformer 64 features, 2 blocks"},
+    {.name = "depth", .kind = OPT_INT, .offset = F(size.depth), .imin = 1, .imax = 48, .label = ""},
+    {.name = "heads",
+     .kind = OPT_SIZE,
+     .offset = F(size.heads),
+     .imin = 1,
+     .imax = 64,
+     .label = "--heads N, --context N",
+     .help = "transformer: attention heads (4) and tokens per sample (64)"},
+    {.name = "context",
+     .kind = OPT_SIZE,
+     .offset = F(size.context),
+     .imin = 2,
+     .imax = 1024,
+     .label = ""},
+    {.name = "dropout",
+     .kind = OPT_DOUBLE,
+     .offset = F(size.dropout),
+     .rmin = 0,
+     .rmax = 0.9,
+     .metavar = "P",
+     .help = "transformer: dropout after the embeddings and each residual branch (0: none)"},
+    {.name = "embedding-accumulation",
+     .kind = OPT_CHOICE,
+     .offset = OPT_NO_FIELD,
+     .choices = embed_accs,
+     .deferred = true,
+     .metavar = "A",
+     .help = "the embedding backward's sums into rows: fp32 (PyTorch's CUDA kernel)\n"
+             "or low (the run's --dtype: frequent tokens' updates are lost)"},
     {.name = "mode",
      .kind = OPT_CHOICE,
      .offset = OPT_NO_FIELD,
@@ -547,6 +578,13 @@ int topt_finish(train_options *o, char *msg, size_t msg_len)
     if (keep_bn &&
         onoff("keep-batchnorm-fp32", keep_bn, &o->prec.keep_batchnorm_fp32, msg, msg_len) != 0)
         return TRAIN_EINPUT;
+    const char *embed = topt_given(o, "embedding-accumulation");
+    if (embed) {
+        if (opt_choice(opt_find(topt_table, "embedding-accumulation"), embed, &index, msg,
+                       msg_len) != 0)
+            return TRAIN_EINPUT;
+        o->prec.embed_acc_low = index == 1;
+    }
     const char *stats = topt_given(o, "stats-dtype");
     if (stats) {
         static const ak_dtype types[] = {AK_F16, AK_BF16, AK_F32};
@@ -563,6 +601,8 @@ int topt_finish(train_options *o, char *msg, size_t msg_len)
         o->opt.kind = kinds[index];
     } else if (strcmp(o->net, "lenet5") == 0) {
         o->opt.kind = AK_OPT_MOMENTUM; /* the MindSpore tutorial: Momentum(lr 0.01, 0.9) */
+    } else if (strcmp(o->net, "transformer") == 0) {
+        o->opt.kind = AK_OPT_ADAMW; /* nanoGPT's optimizer */
     }
     if (o->opt.kind == AK_OPT_MOMENTUM && !topt_given(o, "momentum")) o->opt.momentum = 0.9f;
     if (set_later(o, "nesterov", NULL, msg, msg_len) != 0) return TRAIN_EINPUT;

@@ -79,12 +79,29 @@ int train_take_out_dir(train_state *r, char *msg, size_t len)
     return 0;
 }
 
+/* What to do when the net's data is missing. */
+static const char *data_hint(const net_def *net)
+{
+    return net->tokens ? " (install fortunes or give --data DIR)"
+                       : " (install dataset-fashion-mnist or give --data DIR)";
+}
+
 static int load_data(train_state *r, char *msg, size_t len)
 {
     const train_options *o = r->o;
     char why[512];
     int rc;
-    if (r->net.loss == NET_MSE) {
+    if (r->net.tokens) { /* a language model: the fortunes text, windows of its context */
+        ds_text_options to;
+        memset(&to, 0, sizeof to);
+        to.context = r->net.tokens;
+        to.subset = o->subset;
+        rc = ds_load_text(o->data_dir, DS_TRAIN, &to, &r->train, why, sizeof why);
+        if (rc == DS_OK) {
+            to.subset = 0;
+            rc = ds_load_text(o->data_dir, DS_TEST, &to, &r->test, why, sizeof why);
+        }
+    } else if (r->net.loss == NET_MSE) {
         ds_synthetic_options so;
         memset(&so, 0, sizeof so);
         so.count = o->samples ? o->samples : 8 * o->batch;
@@ -109,9 +126,8 @@ static int load_data(train_state *r, char *msg, size_t len)
                            r->net.name, r->net.in_c * r->net.in_h * r->net.in_w);
     }
     if (rc != DS_OK)
-        return ut_fail(
-            msg, len, rc == DS_ENOMEM || rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT, "%s%s", why,
-            rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)" : "");
+        return ut_fail(msg, len, rc == DS_ENOMEM || rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT,
+                       "%s%s", why, rc != DS_ENOENT ? "" : data_hint(&r->net));
     r->order = malloc(r->train->count * sizeof *r->order);
     r->x_host = malloc(o->batch * r->train->features * sizeof *r->x_host);
     if (r->net.loss == NET_MSE)
@@ -168,13 +184,12 @@ static int alloc_state(train_state *r, char *msg, size_t len)
 static int check_inputs(const train_options *o, const net_def *net, char *msg, size_t len)
 {
     char why[512];
-    const int rc =
-        net->loss == NET_MSE ? DS_OK : ds_check_fashion_mnist(o->data_dir, why, sizeof why);
+    const int rc = net->tokens            ? ds_check_text(o->data_dir, why, sizeof why)
+                   : net->loss == NET_MSE ? DS_OK
+                                          : ds_check_fashion_mnist(o->data_dir, why, sizeof why);
     if (rc != DS_OK)
         return ut_fail(msg, len, rc == DS_EIO ? TRAIN_EFAIL : TRAIN_EINPUT, "%s%s%s",
-                       o->data_dir ? "--data " : "", why,
-                       rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)"
-                                       : "");
+                       o->data_dir ? "--data " : "", why, rc == DS_ENOENT ? data_hint(net) : "");
     if (o->init_path) {
         struct stat st;
         const bool is_dir = stat(o->init_path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -209,7 +224,7 @@ int train_prepare(train_state *r, train_options *o, char *msg, size_t len)
     int rc = check_inputs(o, &r->net, msg, len);
     if (rc) return rc;
     if (o->batch == 0) o->batch = r->net.loss == NET_MSE ? 512 : r->net.in_h == 32 ? 32 : 64;
-    if (o->opt.lr < 0) o->opt.lr = r->net.loss == NET_MSE ? 1e-4f : 0.01f;
+    if (o->opt.lr < 0) o->opt.lr = r->net.loss == NET_MSE ? 1e-4f : r->net.tokens ? 1e-3f : 0.01f;
     if ((int)o->stats_dtype < 0) o->stats_dtype = o->prec.low;
     return 0;
 }
