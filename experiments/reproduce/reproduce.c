@@ -17,8 +17,9 @@
  * reproduces, the literature's number, ours, and the difference.
  *
  * One job per file: runs.c (the run plan per level, training and reusing
- * runs), csv.c (CSV files in OUT), formats.c, underflow.c, rounding.c,
- * modes.c, scalers.c (one per study section); reproduce_internal.h holds the
+ * runs), csv.c (CSV files in OUT), formats.c, underflow.c,
+ * underflow_layers.c, rounding.c, modes.c, scalers.c, loss_scaling.c,
+ * scale_choice.c (one per study section); reproduce_internal.h holds the
  * study's state.
  */
 
@@ -78,9 +79,12 @@ static int run_studies(repro_study *s, char *msg, size_t msg_len)
     if (!s->rep) return REPRO_EFAIL;
     repro_study_formats(s);
     repro_study_underflow(s);
+    repro_study_underflow_layers(s);
     repro_study_rounding(s);
     repro_study_modes(s);
     repro_study_scalers(s);
+    repro_study_loss_scaling(s);
+    repro_study_deep_scale_choice(s);
     const int rc = rp_close(s->rep, msg, msg_len);
     if (s->interrupted)
         return ut_fail(msg, msg_len, REPRO_EFAIL,

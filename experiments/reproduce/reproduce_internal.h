@@ -22,8 +22,16 @@ typedef struct repro_plan {
     const char *lenet_steps;                    /* the O0 LeNet-5 run (underflow study) */
     const char *sn_width, *sn_batch, *sn_steps; /* simplenet: rounding-error study */
     const char *stats_every, *hist_every;
-    double est_minutes; /* on a 2-core CPU */
+    double est_minutes;                    /* on a 2-core CPU */
+    const char *deep_steps, *deep_subset;  /* deepmlp: loss scaling, its scale choice */
+    const char *probe_steps, *probe_batch; /* resnet, transformer: underflow per layer */
 } repro_plan;
+
+/* deepmlp's optimizer (its default init trains slowly, with plain SGD not
+ * at all at these sizes) and batch, in every study that trains it */
+#define REPRO_DEEP_OPTIMIZER "adam"
+#define REPRO_DEEP_LR        "1e-4"
+#define REPRO_DEEP_BATCH     "64"
 
 /* indexed by repro_level */
 extern const repro_plan repro_plans[];
@@ -53,13 +61,51 @@ void repro_section_failed(repro_study *s, const char *what);
  * wanted).  A finished run is reused.  0, or a REPRO_E* status with the
  * reason in s->msg. */
 int repro_train(repro_study *s, const char *name, double *seconds, ...);
+/* The same with the pairs in an array ended by a NULL name (at most
+ * REPRO_MAX_PAIRS pairs). */
+#define REPRO_MAX_PAIRS 32
+int repro_train_pairs(repro_study *s, const char *name, double *seconds, const char *const *pairs);
 /* The MLP's fp32 run: its histograms serve the underflow study, its
  * gradient trace (recorded every step by default) the scaler studies. */
 int repro_train_mlp_o0(repro_study *s);
+/* LeNet-5's fp32 run (the underflow studies: histograms, statistics). */
+int repro_train_lenet5_o0(repro_study *s);
 /* OUT/runs/run/file */
 void repro_run_file(const repro_study *s, char *buf, size_t len, const char *run, const char *file);
 /* The summary of runs/run; 0, or -1 with the reason in s->msg. */
 int repro_summarize(repro_study *s, const char *run, rec_run_summary *out);
+
+/* ---- underflow.c ---- */
+/* The log2 histogram of kind k in run's hist.csv, merged over layers and
+ * over every recorded step (all_steps) or only the last one.  0, or -1 with
+ * the reason in s->msg. */
+int repro_merged_hist(repro_study *s, const char *run, rec_kind k, bool all_steps,
+                      uint64_t hist[AK_HIST_BINS]);
+
+/* ---- loss_scaling.c: the deep MLP's runs ---- */
+/* runs/deepmlp-<setting>-s<seed>: setting 0 fp32 (O0; seed 1 records the
+ * gradient trace), 1 fp16 O2 without loss scaling, 2 with dynamic scaling;
+ * seed 1 to 3. */
+void repro_deep_run_name(char *buf, size_t len, int setting, int seed);
+int repro_train_deep(repro_study *s, int setting, int seed);
+
+/* ---- scale_choice.c: the grid, its recommendation, its validation ---- */
+typedef struct repro_scale_points {
+    const char *factor, *window;
+} repro_scale_points;
+typedef struct repro_scale_net {
+    const char *id, *title;           /* the section */
+    const char *label;                /* the net in the text: "the MLP" */
+    const char *net;                  /* train's --net; names the runs: runs/mlp-O2-f2-w10 */
+    const char *prefix;               /* of the CSV files and figures: "" or "deepmlp_" */
+    const char *const *train;         /* the runs' other options: name, text pairs ended by NULL */
+    const repro_scale_points *points; /* the validation runs */
+    size_t n_points;
+} repro_scale_net;
+/* The section: the default grid over t (the net's fp32 trace) from
+ * PyTorch's scaler, its recommendation, and the validation runs. */
+struct an_trace;
+void repro_scale_choice(repro_study *s, const struct an_trace *t, const repro_scale_net *n);
 
 /* ---- csv.c: CSV files in OUT ---- */
 typedef struct repro_csv {
@@ -118,10 +164,13 @@ void repro_fp_number(char *buf, size_t len, double x);
 void repro_fp_note(const repro_fp_result *r, char *buf, size_t len);
 
 /* ---- one function per section, in the report's order ---- */
-void repro_study_formats(repro_study *s);   /* formats.c */
-void repro_study_underflow(repro_study *s); /* underflow.c */
-void repro_study_rounding(repro_study *s);  /* rounding.c */
-void repro_study_modes(repro_study *s);     /* modes.c */
-void repro_study_scalers(repro_study *s);   /* scalers.c: 5, 6 and the validation */
+void repro_study_formats(repro_study *s);           /* formats.c */
+void repro_study_underflow(repro_study *s);         /* underflow.c */
+void repro_study_rounding(repro_study *s);          /* rounding.c */
+void repro_study_modes(repro_study *s);             /* modes.c */
+void repro_study_scalers(repro_study *s);           /* scalers.c: 5, 6 and the validation */
+void repro_study_loss_scaling(repro_study *s);      /* loss_scaling.c */
+void repro_study_underflow_layers(repro_study *s);  /* underflow_layers.c */
+void repro_study_deep_scale_choice(repro_study *s); /* scale_choice.c: on deepmlp */
 
 #endif

@@ -20,9 +20,11 @@
 
 /* ---- sizes per level ----------------------------------------------------------------- */
 const repro_plan repro_plans[] = {
-    {"smoke", "40", "1024", "20", "64", "16", "12", "5", "10", 0.5},
-    {"quick", "937", "60000", "1875", "1024", "128", "40", "50", "100", 3},
-    {"full", "4685", "60000", "9375", "4096", "512", "250", "100", "500", 120},
+    {"smoke", "40", "1024", "20", "64", "16", "12", "5", "10", 0.5, "20", "1280", "2", "4"},
+    {"quick", "937", "60000", "1875", "1024", "128", "40", "50", "100", 3, "200", "12800", "10",
+     "16"},
+    {"full", "4685", "60000", "9375", "4096", "512", "250", "100", "500", 120, "1875", "60000",
+     "100", "64"},
 };
 
 /* ---- training runs ------------------------------------------------------------------- */
@@ -45,18 +47,20 @@ static bool finished(repro_study *s, const char *name, double *seconds)
 }
 
 /* Sets train's options from name, text pairs (a NULL name ends them), then
- * the study's --backend, --data, --no-progress and --out dir, in that order
- * (run.json records them so).  0, or TRAIN_EINPUT with the reason in msg. */
-static int set_options(const repro_study *s, train_options *o, const char *dir, va_list ap,
-                       char *msg, size_t msg_len)
+ * the study's --backend, --data (not for a language model, which reads its
+ * own text), --no-progress and --out dir, in that order (run.json records
+ * them so).  0, or TRAIN_EINPUT with the reason in msg. */
+static int set_options(const repro_study *s, train_options *o, const char *dir,
+                       const char *const *pairs, char *msg, size_t msg_len)
 {
     int rc = TRAIN_OK;
-    for (const char *key; !rc && (key = va_arg(ap, const char *));) {
-        const char *text = va_arg(ap, const char *);
-        rc = topt_set(o, key, text, msg, msg_len);
+    bool text = false;
+    for (size_t i = 0; !rc && pairs[i]; i += 2) {
+        rc = topt_set(o, pairs[i], pairs[i + 1], msg, msg_len);
+        if (strcmp(pairs[i], "net") == 0) text = strcmp(pairs[i + 1], "transformer") == 0;
     }
     if (!rc) rc = topt_set(o, "backend", s->o->backend, msg, msg_len);
-    if (!rc && s->o->data_dir) rc = topt_set(o, "data", s->o->data_dir, msg, msg_len);
+    if (!rc && s->o->data_dir && !text) rc = topt_set(o, "data", s->o->data_dir, msg, msg_len);
     if (!rc) rc = topt_set(o, "no-progress", NULL, msg, msg_len);
     if (!rc) rc = topt_set(o, "out", dir, msg, msg_len);
     if (!rc) rc = topt_finish(o, msg, msg_len);
@@ -64,11 +68,34 @@ static int set_options(const repro_study *s, train_options *o, const char *dir, 
     return rc;
 }
 
-/* Trains runs/name with train's options given as name, text pairs after
- * seconds, ended by NULL (set_options); *seconds the wall time of the
- * training (NULL: not wanted).  0, or a REPRO_E* status with the reason in
- * s->msg. */
 int repro_train(repro_study *s, const char *name, double *seconds, ...)
+{
+    const char *pairs[REPRO_MAX_PAIRS * 2 + 1];
+    size_t n = 0;
+    bool fits = true;
+    va_list ap;
+    va_start(ap, seconds);
+    for (const char *key; (key = va_arg(ap, const char *));) {
+        const char *text = va_arg(ap, const char *);
+        fits = fits && n < REPRO_MAX_PAIRS * 2;
+        if (fits) {
+            pairs[n++] = key;
+            pairs[n++] = text;
+        }
+    }
+    va_end(ap);
+    pairs[n] = NULL;
+    if (!fits) {
+        snprintf(s->msg, sizeof s->msg, "run %s: more than %d options", name, REPRO_MAX_PAIRS);
+        return REPRO_EFAIL;
+    }
+    return repro_train_pairs(s, name, seconds, pairs);
+}
+
+/* Trains runs/name with train's options given as name, text pairs ended by
+ * a NULL name (set_options); *seconds the wall time of the training (NULL:
+ * not wanted).  0, or a REPRO_E* status with the reason in s->msg. */
+int repro_train_pairs(repro_study *s, const char *name, double *seconds, const char *const *pairs)
 {
     double wall = 0;
     if (s->interrupted) {
@@ -99,10 +126,7 @@ int repro_train(repro_study *s, const char *name, double *seconds, ...)
     o->progress = true;
     char msg[1024];
     repro_progress(s, "%s: training", name);
-    va_list ap;
-    va_start(ap, seconds);
-    int rc = set_options(s, o, dir, ap, msg, sizeof msg);
-    va_end(ap);
+    int rc = set_options(s, o, dir, pairs, msg, sizeof msg);
     if (!rc) {
         const double t = ut_seconds();
         fflush(stdout);
@@ -136,6 +160,14 @@ int repro_train_mlp_o0(repro_study *s)
     return repro_train(s, "mlp-o0", NULL, "net", "mlp", "mode", "O0", "steps", p->mlp_steps,
                        "subset", p->mlp_subset, "stats-every", p->stats_every, "hist-every",
                        p->hist_every, "seed", "1", NULL);
+}
+
+int repro_train_lenet5_o0(repro_study *s)
+{
+    const repro_plan *p = s->plan;
+    return repro_train(s, "lenet5-o0", NULL, "net", "lenet5", "mode", "O0", "steps", p->lenet_steps,
+                       "stats-every", p->stats_every, "hist-every", p->hist_every, "trace-every",
+                       "0", "seed", "1", NULL);
 }
 
 /* ---- reading records ------------------------------------------------------------------ */

@@ -11,10 +11,8 @@
 #include "record.h"
 #include "report.h"
 
-/* The histogram of kind k merged over layers and over every recorded step
- * (all_steps) or only the last one. */
-static int merged_hist(repro_study *s, const char *run, rec_kind k, bool all_steps,
-                       uint64_t hist[AK_HIST_BINS])
+int repro_merged_hist(repro_study *s, const char *run, rec_kind k, bool all_steps,
+                      uint64_t hist[AK_HIST_BINS])
 {
     char p[4096];
     repro_run_file(s, p, sizeof p, run, REC_HIST_CSV);
@@ -50,10 +48,7 @@ void repro_study_underflow(repro_study *s)
 {
     const repro_plan *p = s->plan;
     rp_section(s->rep, "underflow", "Underflow: which gradients fp16 and bf16 lose");
-    if (repro_train(s, "lenet5-o0", NULL, "net", "lenet5", "mode", "O0", "steps", p->lenet_steps,
-                    "stats-every", p->stats_every, "hist-every", p->hist_every, "trace-every", "0",
-                    "seed", "1", NULL) != 0 ||
-        repro_train_mlp_o0(s) != 0 ||
+    if (repro_train_lenet5_o0(s) != 0 || repro_train_mlp_o0(s) != 0 ||
         repro_train(s, "simplenet-o0", NULL, "net", "simplenet", "width", p->sn_width, "batch",
                     p->sn_batch, "mode", "O0", "steps", p->sn_steps, "stats-every", "0",
                     "hist-every", "10", "trace-every", "0", NULL) != 0) {
@@ -71,7 +66,7 @@ void repro_study_underflow(repro_study *s)
     uint64_t h[AK_HIST_BINS];
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 2; k++) {
-            if (merged_hist(s, runs[r], kinds[k], false, h) != 0) {
+            if (repro_merged_hist(s, runs[r], kinds[k], false, h) != 0) {
                 repro_csv_abort(&c);
                 break;
             }
@@ -118,7 +113,7 @@ void repro_study_underflow(repro_study *s)
     double lenet_zero = NAN, lenet_flush1 = NAN;
     for (int r = 0; r < 3; r++)
         for (int k = 0; k < 2; k++) {
-            if (merged_hist(s, runs[r], kinds[k], true, h) != 0) {
+            if (repro_merged_hist(s, runs[r], kinds[k], true, h) != 0) {
                 repro_csv_abort(&c);
                 break;
             }
