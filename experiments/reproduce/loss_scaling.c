@@ -17,13 +17,14 @@
 #include "record.h"
 #include "report.h"
 
-/* The three settings, in the CSV's order. */
+/* The three settings, in the CSV's order (labels without commas: they are
+ * the histogram CSV's series). */
 static const struct {
     const char *name, *mode, *loss_scale, *label;
 } settings[] = {
     {"o0", "O0", "none", "fp32 (O0)"},
-    {"o2-none", "O2", "none", "fp16 O2, no loss scaling"},
-    {"o2-dynamic", "O2", "dynamic", "fp16 O2, dynamic loss scaling"},
+    {"o2-none", "O2", "none", "fp16 O2 without loss scaling"},
+    {"o2-dynamic", "O2", "dynamic", "fp16 O2 with dynamic loss scaling"},
 };
 #define N_SETTINGS 3
 #define N_SEEDS    3
@@ -79,18 +80,19 @@ static int weight_grad_zeros(repro_study *s, const char *run, double *count, dou
 }
 
 typedef struct setting_result {
-    double loss[N_SEEDS], acc[N_SEEDS], zero_fp16[N_SEEDS];
-    double loss_mean, loss_min, loss_max, acc_mean, zero_fp16_mean;
+    double loss[N_SEEDS], acc[N_SEEDS], zero[N_SEEDS], zero_fp16[N_SEEDS];
+    double loss_mean, loss_min, loss_max, acc_mean, zero_mean, zero_fp16_mean;
 } setting_result;
 
 static void summarize_setting(setting_result *r)
 {
-    r->loss_mean = r->acc_mean = r->zero_fp16_mean = 0;
+    r->loss_mean = r->acc_mean = r->zero_mean = r->zero_fp16_mean = 0;
     r->loss_min = INFINITY;
     r->loss_max = -INFINITY;
     for (int k = 0; k < N_SEEDS; k++) {
         r->loss_mean += r->loss[k] / N_SEEDS;
         r->acc_mean += r->acc[k] / N_SEEDS;
+        r->zero_mean += r->zero[k] / N_SEEDS;
         r->zero_fp16_mean += r->zero_fp16[k] / N_SEEDS;
         r->loss_min = fmin(r->loss_min, r->loss[k]);
         r->loss_max = fmax(r->loss_max, r->loss[k]);
@@ -120,6 +122,7 @@ static bool write_runs_csv(repro_study *s, setting_result res[N_SETTINGS])
             }
             res[i].loss[k] = r.final_loss;
             res[i].acc[k] = r.test_accuracy;
+            res[i].zero[k] = zero / count;
             res[i].zero_fp16[k] = (zero + flushed) / count;
             repro_csv_row(&c, "%s,%s,%s,%d,%lld,%.6f,%.4f,%lld,%g,%.0f,%.6f,%.6f", name,
                           settings[i].mode, settings[i].loss_scale, k + 1, (long long)r.steps,
@@ -176,20 +179,22 @@ void repro_study_loss_scaling(repro_study *s)
              "loss scaled (by 8); SSD, Faster R-CNN and bigLSTM needed scaling, ImageNet CNNs did "
              "not.",
              100 * ssd_flushed);
-    snprintf(ours, sizeof ours,
-             "The deep MLP (784, 15 x (Linear 128, ReLU), Linear 10; %s lr %s, %s steps of "
-             "batch %s on the first %s Fashion-MNIST samples, %.3g epoch(s); seeds 1-%d). In fp16 "
-             "without scaling %.1f%% of its weight gradients are zero, against %.1f%% with "
-             "dynamic scaling; fp32's gradients cast to fp16 at scale 1 would be %.1f%% zero. "
-             "Final loss (mean of the last 10%% of steps, mean over seeds): fp32 %.4f, fp16 "
-             "without scaling %.4f, fp16 with dynamic scaling %.4f; test accuracy %.2f%%, "
-             "%.2f%%, %.2f%%.",
-             REPRO_DEEP_OPTIMIZER, REPRO_DEEP_LR, s->plan->deep_steps, REPRO_DEEP_BATCH,
-             s->plan->deep_subset,
-             atof(s->plan->deep_steps) * atof(REPRO_DEEP_BATCH) / atof(s->plan->deep_subset),
-             N_SEEDS, 100 * none->zero_fp16_mean, 100 * dyn->zero_fp16_mean,
-             100 * o0->zero_fp16_mean, o0->loss_mean, none->loss_mean, dyn->loss_mean,
-             100 * o0->acc_mean, 100 * none->acc_mean, 100 * dyn->acc_mean);
+    snprintf(
+        ours, sizeof ours,
+        "The deep MLP (784, 15 x (Linear 128, ReLU), Linear 10; %s lr %s, %s steps of "
+        "batch %s on the first %s Fashion-MNIST samples, %.3g epoch(s); seeds 1-%d). In fp16 "
+        "without scaling %.1f%% of its weight gradients are zero, against %.1f%% with "
+        "dynamic scaling; fp32's gradients are %.1f%% zero, and cast to fp16 at scale 1 would be "
+        "%.1f%% zero. "
+        "Final loss (mean of the last 10%% of steps, mean over seeds): fp32 %.4f, fp16 "
+        "without scaling %.4f, fp16 with dynamic scaling %.4f; test accuracy %.2f%%, "
+        "%.2f%%, %.2f%%.",
+        REPRO_DEEP_OPTIMIZER, REPRO_DEEP_LR, s->plan->deep_steps, REPRO_DEEP_BATCH,
+        s->plan->deep_subset,
+        atof(s->plan->deep_steps) * atof(REPRO_DEEP_BATCH) / atof(s->plan->deep_subset), N_SEEDS,
+        100 * none->zero_fp16_mean, 100 * dyn->zero_fp16_mean, 100 * o0->zero_mean,
+        100 * o0->zero_fp16_mean, o0->loss_mean, none->loss_mean, dyn->loss_mean,
+        100 * o0->acc_mean, 100 * none->acc_mean, 100 * dyn->acc_mean);
     /* a difference shows when no seed without scaling reaches the worst fp32 seed */
     const bool shows = none->loss_min > o0->loss_max;
     const bool dyn_nearer =
