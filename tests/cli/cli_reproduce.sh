@@ -18,14 +18,16 @@ expect_status 0
 expect_err_has 'expect about'
 expect_err_has 'lenet5-o0: training'
 for f in underflow_hist lost_updates rounding_loss bf16_lost scalers grid_underflow grid_skips \
-    validation; do
+    validation underflow_layers_act underflow_layers_wgt loss_scaling_hist deepmlp_grid_underflow \
+    deepmlp_grid_skips deepmlp_validation; do
     figure_ok "$TMP/rep" $f
 done
 links_exist "$TMP/rep"
 CHECKS=$((CHECKS + 1))
 ! grep -q 'Left out' "$TMP/rep/index.html" || fail "something was left out of the report"
 for f in formats.csv examples.csv underflow_table.csv layer_zero.csv modes.csv scalers_table.csv \
-    recommend_grid.csv validation.csv; do
+    recommend_grid.csv validation.csv underflow_layers_summary.csv underflow_layers.csv \
+    loss_scaling.csv deepmlp_recommend_grid.csv deepmlp_validation.csv; do
     CHECKS=$((CHECKS + 1))
     [[ -s $TMP/rep/$f ]] || fail "no $f"
     grep -q "href=\"$f\"" "$TMP/rep/index.html" || fail "$f is not on the page"
@@ -42,6 +44,13 @@ grep -q '^2048 + 1,0x6800,2048,' "$TMP/rep/examples.csv" || fail "2048 + 1 is no
 CHECKS=$((CHECKS + 1))
 [[ $(wc -l <"$TMP/rep/modes.csv") == 8 ]] || fail "modes.csv: $(cat "$TMP/rep/modes.csv")"
 grep -q '^O0,fp32,none,40,.*,1.000$' "$TMP/rep/modes.csv" || fail "modes.csv O0 row"
+
+# the deep MLP: nine runs (three settings, three seeds), every net's layers in the per-layer study
+CHECKS=$((CHECKS + 1))
+[[ $(wc -l <"$TMP/rep/loss_scaling.csv") == 10 ]] || fail "loss_scaling.csv: $(cat "$TMP/rep/loss_scaling.csv")"
+CHECKS=$((CHECKS + 1))
+[[ $(cut -d, -f1 "$TMP/rep/underflow_layers_summary.csv" | sort -u | tr '\n' ' ') == \
+    'deepmlp lenet5 mlp net resnet transformer ' ]] || fail "underflow_layers_summary.csv nets"
 
 # again on the same folder: every finished run is reused
 run "$A" reproduce --smoke --out "$TMP/rep"

@@ -16,6 +16,7 @@
 
 #include "check_main.h"
 #include "csv.h"
+#include "repro_notes_deep.h"
 #include "reproduce/reproduce_internal.h"
 #include "util.h"
 
@@ -192,5 +193,6 @@ int main(void)
     tcase_add_test(tc, notes_from_class_flags_and_error);
     tcase_add_test(tc, formats_study_rows);
     suite_add_tcase(s, tc);
+    repro_notes_deep(s);
     return ts_run_suite(s);
 }
