@@ -134,9 +134,16 @@ def rel_error(ours, peer):
     return diff / scale
 
 
-def compare(what, ours, peer, bound, quiet=False):
+def compare(what, ours, peer, bound, quiet=False, exact=None):
     """Compares {name: array} with the peer's, tensor by tensor (the same names),
-    and a loss; prints one line per tensor; returns (passed, worst error)."""
+    and a loss; prints one line per tensor; returns (passed, worst error).
+
+    exact: the peer's values computed in float64.  A tensor then passes
+    within the bound of either: PyTorch's fp32 is itself a rounding away from
+    the exact answer, and at a kink (a ReLU whose input is a rounding error
+    from zero; seen on resnet) the two fp32 results take different sides;
+    ampscope within the bound of float64 is the stronger agreement.  The
+    error held to the bound is the smaller of the two; both are printed."""
     passed, worst = True, 0.0
     names = sorted(set(ours) | set(peer))
     for name in names:
@@ -146,6 +153,10 @@ def compare(what, ours, peer, bound, quiet=False):
         else:
             err = rel_error(ours[name], peer[name])
             note = "max|torch| %.3g" % float(np.max(np.abs(peer[name])))
+            if exact is not None and name in exact:
+                e64 = rel_error(ours[name], exact[name])
+                note += "; vs fp32 %.3g, vs fp64 %.3g" % (err, e64)
+                err = min(err, e64)
         ok = err <= bound
         passed &= ok
         worst = max(worst, err)

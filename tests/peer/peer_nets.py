@@ -147,7 +147,9 @@ class Attention(nn.Module):
         return self.c_proj((p @ v).transpose(1, 2).reshape(b, t, c))
 
 
-class MLP(nn.Module):
+class FeedForward(nn.Module):
+    """nanoGPT's MLP: c_fc, the exact GELU, c_proj."""
+
     def __init__(self, c):
         super().__init__()
         self.c_fc = nn.Linear(c, 4 * c)
@@ -163,7 +165,7 @@ class Block(nn.Module):
         self.ln_1 = nn.LayerNorm(c, eps=1e-5)
         self.attn = Attention(c, heads)
         self.ln_2 = nn.LayerNorm(c, eps=1e-5)
-        self.mlp = MLP(c)
+        self.mlp = FeedForward(c)
 
     def forward(self, x):
         x = x + self.attn(self.ln_1(x))
@@ -233,9 +235,14 @@ def running_stats(net):
 
 
 def gradients(net, x, target):
-    """fp32 on the CPU: the loss at x and every parameter's gradient, by name."""
+    """On the CPU, in net's dtype (fp32, or float64 after net.double()): the
+    loss at x and every parameter's gradient, by name (a forward in train
+    mode: BatchNorm's running statistics are updated)."""
     net.zero_grad(set_to_none=True)
-    loss = net.loss(net(torch.from_numpy(x)), torch.from_numpy(target))
+    dtype = next(net.parameters()).dtype
+    x, target = (t.to(dtype) if t.is_floating_point() else t
+                 for t in (torch.from_numpy(x), torch.from_numpy(target)))
+    loss = net.loss(net(x), target)
     loss.backward()
     grads = {k: p.grad.detach().numpy().copy() for k, p in net.named_parameters()}
     return float(loss.detach()), grads
