@@ -57,6 +57,7 @@ typedef struct tbench {
     size_t n_batches;
     int64_t steps, warmup;
     bool csv, tf32_row, log_row;
+    bool cpu_clock; /* --clock cpu: the process's CPU time instead of the wall clock */
     const char *data_dir;
     ds_dataset *ds;
     /* n_batches gathered batches, host memory */
@@ -96,10 +97,13 @@ typedef struct tb_run {
 
 typedef struct bench_train_args {
     const char *backend, *net, *data_dir;
+    int clock; /* index in clocks[] */
     bool quick, csv, tf32, log;
     int64_t steps, batch;
     net_size size;
 } bench_train_args;
+
+static const char *const clocks[] = {"wall", "cpu", NULL};
 
 #define F(field) offsetof(bench_train_args, field)
 static const opt_spec bench_train_options[] = {
@@ -164,6 +168,13 @@ static const opt_spec bench_train_options[] = {
      .help = "also O2 fp16 with the statistics and histograms of every\n"
              "layer's tensors taken every step and read back (the cost\n"
              "of `train --stats-every 1 --hist-every 1`), beside O2 fp16"},
+    {.name = "clock",
+     .kind = OPT_CHOICE,
+     .offset = F(clock),
+     .choices = clocks,
+     .help = "wall (default): elapsed time; cpu: the process's CPU time (all its\n"
+             "threads), which other processes' load does not inflate: on a busy\n"
+             "shared machine, with OPENBLAS_NUM_THREADS=1"},
     {.name = "csv",
      .kind = OPT_FLAG,
      .offset = F(csv),
@@ -181,8 +192,8 @@ static void help(FILE *out)
     fprintf(out,
             "usage: ampscope bench train [--net NET] [--backend cpu|cuda|auto] [--steps N]\n"
             "                            [--batch N] [--width N] [--depth N] [--heads N]\n"
-            "                            [--context N] [--data DIR] [--tf32] [--log] [--csv]\n"
-            "                            [--quick]\n"
+            "                            [--context N] [--data DIR] [--tf32] [--log]\n"
+            "                            [--clock wall|cpu] [--csv] [--quick]\n"
             "\n"
             "Times training steps of NET in each precision mode (O0 fp32; O1, O2, O3 in fp16\n"
             "and in bf16) on one backend, and gives each mode's time per step as a ratio to\n"
@@ -190,7 +201,8 @@ static void help(FILE *out)
             "forward, backward, unscale + finite check, the loss-scale rule and the\n"
             "optimizer's updates, as in `ampscope train` without its record; fp16 modes use\n"
             "the pytorch loss-scale preset; the optimizer is train's default for the net\n"
-            "(momentum for lenet5, AdamW for the transformer, SGD otherwise).  At most %d distinct batches (gathered once, in\n"
+            "(momentum for lenet5, AdamW for the transformer, SGD otherwise).  At most %d distinct "
+            "batches (gathered once, in\n"
             "file order) are cycled through.  The skipped column counts steps the loss-scale\n"
             "rule skipped (a skipped step does not update the weights, so it is cheaper).\n"
             "The batches are copied to the backend once, before timing.\n"
@@ -400,12 +412,12 @@ static int time_mode(tbench *t, const tb_mode *md, tb_result *out)
     for (; step < total && ak == AK_OK; step++) {
         if (step == t->warmup) {
             ak = ak_sync(t->b);
-            t0 = ut_seconds();
+            t0 = t->cpu_clock ? ut_cpu_seconds() : ut_seconds();
         }
         if (ak == AK_OK) ak = run_step(t, &r, (size_t)step % t->n_batches);
     }
     if (ak == AK_OK) ak = ak_sync(t->b);
-    const double t1 = ut_seconds();
+    const double t1 = t->cpu_clock ? ut_cpu_seconds() : ut_seconds();
     ak_scaler_state st;
     if (ak == AK_OK) ak = ak_to_host(t->b, &out->final_loss, r.m->loss, sizeof(float));
     if (ak == AK_OK) ak = ak_to_host(t->b, &st, r.scaler, sizeof st);
@@ -429,9 +441,9 @@ static void print_header(const tbench *t)
         return;
     }
     printf("ampscope bench train: %s on %s (%s); batch %zu, %lld steps per mode after %lld "
-           "warm-up, %zu distinct batches\n",
+           "warm-up, %zu distinct batches; %s time\n",
            t->net.name, ak_backend_name(t->b), ak_device_name(t->b), t->batch, (long long)t->steps,
-           (long long)t->warmup, t->n_batches);
+           (long long)t->warmup, t->n_batches, t->cpu_clock ? "cpu" : "wall");
     if (ak_backend_kind(t->b) == AK_CPU)
         printf("ratio = time per step / the baseline's; target (cpu): O2 <= %.1f\n\n",
                O2_CPU_TARGET);
@@ -528,6 +540,7 @@ int bench_train(int argc, char **argv)
     t.csv = args.csv;
     t.tf32_row = args.tf32;
     t.log_row = args.log;
+    t.cpu_clock = args.clock == 1;
     t.data_dir = args.data_dir;
     char why[512];
     if (net_build(net_name, &size, &t.net, why, sizeof why) != 0)
