@@ -25,6 +25,14 @@ const repro_plan repro_plans[] = {
     {"full", "4685", "60000", "9375", "4096", "512", "250", "100", "500", 120},
 };
 
+/* The new nets: a tiny transformer and resnet for --quick (their sections
+ * take a small share of its 10 minutes), larger for --full. */
+const repro_net_plan repro_net_plans[] = {
+    {"16", "1", "2", "16", "6", "4", "128", "2", "2"},
+    {"32", "1", "2", "32", "100", "4", "1024", "32", "10"},
+    {"64", "2", "4", "64", "3000", "16", "60000", "1875", "50"},
+};
+
 /* ---- training runs ------------------------------------------------------------------- */
 /* Whether runs/name holds a finished run; *seconds its wall time. */
 static bool finished(repro_study *s, const char *name, double *seconds)
