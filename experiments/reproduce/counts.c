@@ -43,6 +43,8 @@ int repro_count_run(repro_study *s, const char *run, const char *layer, repro_co
     return 0;
 }
 
+double repro_round4(double d) { return fabs(d) < 5e-5 ? 0 : d; }
+
 int repro_loss_curves(repro_study *s, const char *csv_name, const char *const *runs, size_t n)
 {
     repro_csv c = {.ok = false};

@@ -58,14 +58,15 @@ void repro_study_embedding(repro_study *s)
     char loss[3][32], diff[3][32], relt[3][32];
     for (int i = 0; i < 3; i++) {
         snprintf(loss[i], sizeof loss[i], "%.4f", c[i].sum.final_loss);
-        snprintf(diff[i], sizeof diff[i], "%+.4f", c[i].sum.final_loss - c[1].sum.final_loss);
+        snprintf(diff[i], sizeof diff[i], "%+.4f",
+                 repro_round4(c[i].sum.final_loss - c[1].sum.final_loss));
         snprintf(relt[i], sizeof relt[i], "%.3g", rel[i]);
     }
     repro_csv f = {.ok = false};
     if (!repro_csv_open(s, &f, "embedding.csv",
                         "run,accumulation,final_loss,loss_minus_fp32_sums,wte_lost_updates,"
-                        "wte_nonzero_updates,wte_mean_rel_update_error,wte_grad_flushed,"
-                        "wte_grad_nonzero,wte_max_abs_gradient"))
+                        "wte_nonzero_updates,wte_mean_rel_update_error,wte_grad_nonzero,"
+                        "wte_max_abs_gradient"))
         goto fail;
     for (int i = 0; i < 3; i++)
         repro_csv_row(&f, "%s,%s,%s,%s,%llu,%llu,%s,%llu,%llu,%.6g", runs[i], what[i], loss[i],

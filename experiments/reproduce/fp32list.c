@@ -33,7 +33,8 @@ void repro_study_fp32list(repro_study *s)
     char loss[3][32], diff[3][32];
     for (int i = 0; i < 3; i++) {
         snprintf(loss[i], sizeof loss[i], "%.4f", c[i].sum.final_loss);
-        snprintf(diff[i], sizeof diff[i], "%+.4f", c[i].sum.final_loss - c[0].sum.final_loss);
+        snprintf(diff[i], sizeof diff[i], "%+.4f",
+                 repro_round4(c[i].sum.final_loss - c[0].sum.final_loss));
     }
     repro_csv f = {.ok = false};
     if (!repro_csv_open(s, &f, "fp32list.csv",
@@ -54,8 +55,8 @@ void repro_study_fp32list(repro_study *s)
     snprintf(literature, sizeof literature,
              "PyTorch's autocast, Apex's O1 and Paddle's black list keep softmax, log_softmax, "
              "layer_norm and the losses in fp32 (their sources, cited in amp_lists_data.c); "
-             "they give no measured number. The limit they guard: fp16's exp overflows past "
-             "ln(%g) = %.4f, and a sum of squares past %g.",
+             "they give no measured number. The limit they guard: fp16's exp overflows for "
+             "inputs above ln(%g) = %.4f, and a sum of squares once it passes %g.",
              fp16_max, log(fp16_max), fp16_max);
     snprintf(ours, sizeof ours,
              "The GPT-style transformer on the fortunes text (width %s, %s block(s), context "

@@ -142,6 +142,8 @@ typedef struct repro_counts {
 /* The counts of runs/run, over every layer (layer NULL) or one; 0, or -1
  * with the reason in s->msg. */
 int repro_count_run(repro_study *s, const char *run, const char *layer, repro_counts *c);
+/* d, or +0 when it prints as zero with 4 decimals (no "-0.0000"). */
+double repro_round4(double d);
 /* OUT/csv_name: x (step), y (loss, empty when not finite), series (the
  * run's name) of runs[0..n); 0, or -1 with the reason in s->msg. */
 int repro_loss_curves(repro_study *s, const char *csv_name, const char *const *runs, size_t n);
