@@ -58,6 +58,29 @@ START_TEST(nets_shapes)
     ck_assert_int_eq(n.n_layers, 31);
     ck_assert_str_eq(n.layers[30].name, "fc16");
     ck_assert_int_eq(n.loss, NET_XENT);
+    /* resnet (width 16, a block a stage): conv1 144 + bn1 32; layer1 2 x 2304 + 2 x 32;
+     * layer2 4608 + 9216 + 3 x 64 + 512 (downsample); layer3 18432 + 36864 + 3 x 128 +
+     * 2048; fc 650 */
+    ck_assert_int_eq(net_build("resnet", NULL, &n, msg, sizeof msg), 0);
+    ck_assert_uint_eq(param_total(&n), 144 + 32 + 4672 + 14528 + 57728 + 650);
+    ck_assert_str_eq(n.layers[n.n_layers - 1].name, "fc");
+    ck_assert_int_eq(net_find_layer(&n, "layer2.0.downsample.0") > 0, 1);
+    ck_assert_int_eq(net_find_layer(&n, "layer1.0.downsample.0"), -1); /* same shape */
+    /* transformer (64 features, 2 blocks, 4 heads, context 64, 98 tokens): wte 6272, wpe
+     * 4096, a block 128 + 12480 + 4160 + 128 + 16640 + 16448, ln_f 128, lm_head 6272 */
+    ck_assert_int_eq(net_build("transformer", NULL, &n, msg, sizeof msg), 0);
+    ck_assert_uint_eq(param_total(&n), 6272 + 4096 + 2 * 49984 + 128 + 6272);
+    ck_assert_uint_eq(n.tokens, 64);
+    ck_assert_uint_eq(n.outputs, 98);
+    ck_assert_uint_eq(net_rows(&n, 3), 192);
+    net_size bad_heads = {.width = 30, .heads = 4};
+    ck_assert_int_eq(net_build("transformer", &bad_heads, &n, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "--width 30: the transformer wants at most 1024 features, a multiple of "
+                          "--heads 4");
+    net_size ctx = {.context = 8};
+    ck_assert_int_eq(net_build("mlp", &ctx, &n, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg,
+                     "--heads, --context and --dropout apply to the transformer only, not mlp");
     net_size deep = {.width = 32, .depth = 49};
     ck_assert_int_eq(net_build("deepmlp", &deep, &n, msg, sizeof msg), -1);
     ck_assert_str_eq(msg, "--depth 49 is out of range for deepmlp (2 to 48)");
@@ -139,6 +162,18 @@ START_TEST(gradients_deepmlp)
     check_gradients("deepmlp", &small, 3);
 }
 END_TEST
+START_TEST(gradients_resnet)
+{
+    const net_size small = {.width = 4, .depth = 1};
+    check_gradients("resnet", &small, 2);
+}
+END_TEST
+START_TEST(gradients_transformer)
+{
+    const net_size small = {.width = 8, .depth = 2, .heads = 2, .context = 5};
+    check_gradients("transformer", &small, 2);
+}
+END_TEST
 START_TEST(gradients_simplenet)
 {
     const net_size small = {.width = 24, .depth = 3};
@@ -215,6 +250,8 @@ int main(void)
     tcase_add_test(tc, gradients_lenet5);
     tcase_add_test(tc, gradients_simplenet);
     tcase_add_test(tc, gradients_deepmlp);
+    tcase_add_test(tc, gradients_resnet);
+    tcase_add_test(tc, gradients_transformer);
     tcase_add_test(tc, modes_run);
     suite_add_tcase(s, tc);
     return ts_run_suite(s);
