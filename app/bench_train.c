@@ -57,6 +57,7 @@ typedef struct tbench {
     size_t n_batches;
     int64_t steps, warmup;
     bool csv, tf32_row, log_row;
+    bool cpu_clock; /* --clock cpu: the process's CPU time instead of the wall clock */
     const char *data_dir;
     ds_dataset *ds;
     /* n_batches gathered batches, host memory */
@@ -96,10 +97,13 @@ typedef struct tb_run {
 
 typedef struct bench_train_args {
     const char *backend, *net, *data_dir;
+    int clock; /* index in clocks[] */
     bool quick, csv, tf32, log;
     int64_t steps, batch;
     net_size size;
 } bench_train_args;
+
+static const char *const clocks[] = {"wall", "cpu", NULL};
 
 #define F(field) offsetof(bench_train_args, field)
 static const opt_spec bench_train_options[] = {
@@ -107,7 +111,8 @@ static const opt_spec bench_train_options[] = {
      .kind = OPT_STRING,
      .offset = F(net),
      .metavar = "NET",
-     .help = "mlp (default), lenet5, deepmlp or simplenet (synthetic data)",
+     .help = "mlp (default), lenet5, deepmlp, resnet (Fashion-MNIST), simplenet\n"
+             "(synthetic data) or transformer (fortunes text)",
      .group = "options:"},
     {.name = "backend",
      .kind = OPT_STRING,
@@ -125,19 +130,34 @@ static const opt_spec bench_train_options[] = {
      .offset = F(batch),
      .imin = 1,
      .imax = 1 << 20,
-     .help = "default: simplenet 512, lenet5 32, mlp and deepmlp 64"},
+     .help = "default (as train's): simplenet 512, lenet5 32, the others 64"},
     {.name = "width",
      .kind = OPT_SIZE,
      .offset = F(size.width),
      .imin = 1,
      .imax = 65536,
      .label = "--width N, --depth N",
-     .help = "layer width and number of Linear layers: simplenet 4096, 3; deepmlp 128, 16"},
-    {.name = "depth", .kind = OPT_INT, .offset = F(size.depth), .imin = 1, .imax = 16, .label = ""},
+     .help = "width and depth: simplenet 4096, 3 Linear layers; deepmlp 128, 16;\n"
+             "resnet 16 channels, 1 block a stage; transformer 64 features, 2 blocks"},
+    {.name = "depth", .kind = OPT_INT, .offset = F(size.depth), .imin = 1, .imax = 48, .label = ""},
+    {.name = "heads",
+     .kind = OPT_SIZE,
+     .offset = F(size.heads),
+     .imin = 1,
+     .imax = 64,
+     .label = "--heads N, --context N",
+     .help = "transformer: attention heads (4) and tokens per sample (64)"},
+    {.name = "context",
+     .kind = OPT_SIZE,
+     .offset = F(size.context),
+     .imin = 2,
+     .imax = 1024,
+     .label = ""},
     {.name = "data",
      .kind = OPT_DIR,
      .offset = F(data_dir),
-     .help = "Fashion-MNIST IDX files (default Debian's dataset-fashion-mnist)"},
+     .help = "Fashion-MNIST IDX files (default Debian's dataset-fashion-mnist), or\n"
+             "the fortunes text for the transformer (default Debian's fortunes)"},
     {.name = "tf32",
      .kind = OPT_FLAG,
      .offset = F(tf32),
@@ -148,6 +168,13 @@ static const opt_spec bench_train_options[] = {
      .help = "also O2 fp16 with the statistics and histograms of every\n"
              "layer's tensors taken every step and read back (the cost\n"
              "of `train --stats-every 1 --hist-every 1`), beside O2 fp16"},
+    {.name = "clock",
+     .kind = OPT_CHOICE,
+     .offset = F(clock),
+     .choices = clocks,
+     .help = "wall (default): elapsed time; cpu: the process's CPU time (all its\n"
+             "threads), which other processes' load does not inflate: on a busy\n"
+             "shared machine, with OPENBLAS_NUM_THREADS=1"},
     {.name = "csv",
      .kind = OPT_FLAG,
      .offset = F(csv),
@@ -164,15 +191,18 @@ static void help(FILE *out)
 {
     fprintf(out,
             "usage: ampscope bench train [--net NET] [--backend cpu|cuda|auto] [--steps N]\n"
-            "                            [--batch N] [--width N] [--depth N] [--data DIR]\n"
-            "                            [--tf32] [--log] [--csv] [--quick]\n"
+            "                            [--batch N] [--width N] [--depth N] [--heads N]\n"
+            "                            [--context N] [--data DIR] [--tf32] [--log]\n"
+            "                            [--clock wall|cpu] [--csv] [--quick]\n"
             "\n"
             "Times training steps of NET in each precision mode (O0 fp32; O1, O2, O3 in fp16\n"
             "and in bf16) on one backend, and gives each mode's time per step as a ratio to\n"
             "O0's, measured in the same run.  A step is the batch copied to the backend,\n"
             "forward, backward, unscale + finite check, the loss-scale rule and the\n"
             "optimizer's updates, as in `ampscope train` without its record; fp16 modes use\n"
-            "the pytorch loss-scale preset.  At most %d distinct batches (gathered once, in\n"
+            "the pytorch loss-scale preset; the optimizer is train's default for the net\n"
+            "(momentum for lenet5, AdamW for the transformer, SGD otherwise).  At most %d distinct "
+            "batches (gathered once, in\n"
             "file order) are cycled through.  The skipped column counts steps the loss-scale\n"
             "rule skipped (a skipped step does not update the weights, so it is cheaper).\n"
             "The batches are copied to the backend once, before timing.\n"
@@ -191,7 +221,13 @@ static int load_batches(tbench *t)
     const size_t want = t->n_batches * t->batch;
     char why[512];
     int rc;
-    if (net->loss == NET_MSE) {
+    if (net->tokens) { /* a language model: windows of its context of the fortunes text */
+        ds_text_options to;
+        memset(&to, 0, sizeof to);
+        to.context = net->tokens;
+        to.subset = want;
+        rc = ds_load_text(t->data_dir, DS_TRAIN, &to, &t->ds, why, sizeof why);
+    } else if (net->loss == NET_MSE) {
         ds_synthetic_options so;
         memset(&so, 0, sizeof so);
         so.count = want;
@@ -208,8 +244,9 @@ static int load_batches(tbench *t)
     }
     if (rc != DS_OK)
         return cli_error(rc == DS_ENOMEM || rc == DS_EIO ? CLI_EFAIL : CLI_EINPUT, "%s%s", why,
-                         rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)"
-                                         : "");
+                         rc != DS_ENOENT ? ""
+                         : net->tokens   ? " (install fortunes or give --data DIR)"
+                                         : " (install dataset-fashion-mnist or give --data DIR)");
     const ds_dataset *ds = t->ds;
     if (ds->features != net->in_c * net->in_h * net->in_w)
         return cli_error(CLI_EINPUT, "the data has %zu features per sample, %s wants %zu",
@@ -279,17 +316,23 @@ static int run_setup(tbench *t, const tb_mode *md, tb_run *r)
     prec_plan_make(&po, &t->net, &plan);
     if (model_create(t->b, &t->net, &plan, t->batch, &r->m, why, sizeof why) != 0)
         return cli_error(CLI_EFAIL, "building %s: %s", t->net.name, why);
-    const bool momentum = strcmp(t->net.name, "lenet5") == 0; /* the MindSpore tutorial's */
+    /* train's defaults (train_options.c, train_setup.c): the MindSpore
+     * tutorial's momentum for lenet5, nanoGPT's AdamW for the transformer */
+    const bool momentum = strcmp(t->net.name, "lenet5") == 0;
+    const bool adamw = t->net.tokens > 0;
     memset(&r->opt, 0, sizeof r->opt);
-    r->opt.kind = momentum ? AK_OPT_MOMENTUM : AK_OPT_SGD;
-    r->opt.lr = t->net.loss == NET_MSE ? 1e-4f : 0.01f;
+    r->opt.kind = adamw ? AK_OPT_ADAMW : momentum ? AK_OPT_MOMENTUM : AK_OPT_SGD;
+    r->opt.lr = t->net.loss == NET_MSE ? 1e-4f : adamw ? 1e-3f : 0.01f;
     r->opt.momentum = momentum ? 0.9f : 0.0f;
+    r->opt.beta1 = 0.9f;
+    r->opt.beta2 = 0.999f;
+    r->opt.eps = 1e-8f;
     r->opt.round = ak_rounding_rne();
     const bool scaled = mode != PREC_O0 && low == AK_F16;
     ak_scaler_preset(scaled ? "pytorch" : "none", &r->scaler_cfg, NULL, 0);
     ak_scaler_state host;
     ak_scaler_init(&r->scaler_cfg, &host);
-    int rc = model_alloc_optimizer(r->m, momentum, false);
+    int rc = model_alloc_optimizer(r->m, momentum || adamw, adamw);
     if (!rc) rc = model_init_weights(r->m, 1);
     if (!rc) rc = ak_alloc(t->b, sizeof *r->scaler, (void **)&r->scaler);
     if (!rc) rc = ak_alloc(t->b, sizeof *r->opt_state, (void **)&r->opt_state);
@@ -369,12 +412,12 @@ static int time_mode(tbench *t, const tb_mode *md, tb_result *out)
     for (; step < total && ak == AK_OK; step++) {
         if (step == t->warmup) {
             ak = ak_sync(t->b);
-            t0 = ut_seconds();
+            t0 = t->cpu_clock ? ut_cpu_seconds() : ut_seconds();
         }
         if (ak == AK_OK) ak = run_step(t, &r, (size_t)step % t->n_batches);
     }
     if (ak == AK_OK) ak = ak_sync(t->b);
-    const double t1 = ut_seconds();
+    const double t1 = t->cpu_clock ? ut_cpu_seconds() : ut_seconds();
     ak_scaler_state st;
     if (ak == AK_OK) ak = ak_to_host(t->b, &out->final_loss, r.m->loss, sizeof(float));
     if (ak == AK_OK) ak = ak_to_host(t->b, &st, r.scaler, sizeof st);
@@ -398,9 +441,9 @@ static void print_header(const tbench *t)
         return;
     }
     printf("ampscope bench train: %s on %s (%s); batch %zu, %lld steps per mode after %lld "
-           "warm-up, %zu distinct batches\n",
+           "warm-up, %zu distinct batches; %s time\n",
            t->net.name, ak_backend_name(t->b), ak_device_name(t->b), t->batch, (long long)t->steps,
-           (long long)t->warmup, t->n_batches);
+           (long long)t->warmup, t->n_batches, t->cpu_clock ? "cpu" : "wall");
     if (ak_backend_kind(t->b) == AK_CPU)
         printf("ratio = time per step / the baseline's; target (cpu): O2 <= %.1f\n\n",
                O2_CPU_TARGET);
@@ -497,6 +540,7 @@ int bench_train(int argc, char **argv)
     t.csv = args.csv;
     t.tf32_row = args.tf32;
     t.log_row = args.log;
+    t.cpu_clock = args.clock == 1;
     t.data_dir = args.data_dir;
     char why[512];
     if (net_build(net_name, &size, &t.net, why, sizeof why) != 0)

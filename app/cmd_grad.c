@@ -29,6 +29,7 @@
 
 typedef struct grad_job {
     const char *net_name, *init, *out, *backend, *data_dir;
+    const char *stats_out; /* --running-stats, or NULL */
     net_size size;
     prec_mode mode;
     ak_dtype low;
@@ -48,7 +49,7 @@ static const opt_spec grad_options[] = {
      .kind = OPT_STRING,
      .offset = F(j.net_name),
      .metavar = "NET",
-     .help = "simplenet, lenet5, mlp or deepmlp"},
+     .help = "simplenet, lenet5, mlp, deepmlp, resnet or transformer"},
     {.name = "init",
      .kind = OPT_PATH,
      .offset = F(j.init),
@@ -65,6 +66,13 @@ static const opt_spec grad_options[] = {
      .offset = F(j.out),
      .metavar = "G",
      .help = "the gradients (written atomically)"},
+    {.name = "running-stats",
+     .kind = OPT_PATH,
+     .offset = F(j.stats_out),
+     .metavar = "S",
+     .help = "resnet: BatchNorm's running_mean and running_var after the\n"
+             "batch's training forward (momentum 0.1 from the --init values,\n"
+             "as PyTorch's state_dict holds them after one forward in train mode)"},
     {.name = "mode",
      .kind = OPT_STRING,
      .offset = F(mode),
@@ -81,12 +89,27 @@ static const opt_spec grad_options[] = {
      .imin = 1,
      .imax = 65536,
      .label = "--width N, --depth N",
-     .help = "layer width and number of Linear layers: simplenet 4096, 3; deepmlp 128, 16"},
+     .help = "width and depth as train takes them: simplenet 4096, 3 Linear layers;\n"
+             "deepmlp 128, 16; resnet 16 channels, 1 block a stage; transformer\n"
+             "64 features, 2 blocks"},
     {.name = "depth",
      .kind = OPT_INT,
      .offset = F(j.size.depth),
      .imin = 1,
-     .imax = 16,
+     .imax = 48,
+     .label = ""},
+    {.name = "heads",
+     .kind = OPT_SIZE,
+     .offset = F(j.size.heads),
+     .imin = 1,
+     .imax = 64,
+     .label = "--heads N, --context N",
+     .help = "transformer: attention heads (4) and tokens per sample (64)"},
+    {.name = "context",
+     .kind = OPT_SIZE,
+     .offset = F(j.size.context),
+     .imin = 2,
+     .imax = 1024,
      .label = ""},
     {.name = "seed",
      .kind = OPT_U64,
@@ -102,8 +125,10 @@ static const opt_spec grad_options[] = {
     {.name = "data",
      .kind = OPT_DIR,
      .offset = F(j.data_dir),
-     .help = "Fashion-MNIST IDX files (lenet5, mlp; default Debian's\n"
-             "dataset-fashion-mnist); lenet5 reads them padded to 32x32"},
+     .help = "Fashion-MNIST IDX files (lenet5, mlp, deepmlp, resnet; default\n"
+             "Debian's dataset-fashion-mnist; lenet5 reads them padded to 32x32),\n"
+             "or the fortunes text files (transformer; default\n"
+             "/usr/share/games/fortunes)"},
     {.name = NULL},
 };
 #undef F
@@ -128,7 +153,10 @@ static void help(FILE *out)
         "simplenet's samples are those `ampscope train --net simplenet` draws with the same\n"
         "--seed and --width: synthetic sample i does not depend on how many are drawn, so\n"
         "sample i here is sample i of train's set (train draws --samples of them, 8 batches\n"
-        "by default; grad draws FIRST+COUNT).\n"
+        "by default; grad draws FIRST+COUNT).  The transformer's sample i is train's:\n"
+        "the window of --context + 1 tokens from token i * context of the text's\n"
+        "training split (the inputs, then every position's next token as its labels;\n"
+        "the loss is the mean over COUNT * context tokens).  There is no dropout.\n"
         "\n"
         "exit status: 0 done, 2 bad input (options, data, the --init file), 1 anything else.\n");
 }
@@ -154,6 +182,19 @@ static int want_samples(const char *v, size_t *first, size_t *count)
     return CLI_OK;
 }
 
+/* Whether a layer of the net has a buffer (a tensor the optimizer never sees). */
+static bool has_buffers(const net_def *net)
+{
+    for (int i = 0; i < net->n_layers; i++) {
+        layer_tensor t[LAYER_MAX_TENSORS];
+        const net_layer *l = &net->layers[i];
+        const int n = l->kind->tensors ? l->kind->tensors(l, t) : 0;
+        for (int k = 0; k < n; k++)
+            if (!t[k].trainable) return true;
+    }
+    return false;
+}
+
 /* ---- the work ------------------------------------------------------------------------ */
 /* The training set holding samples first .. first+count-1 (and perhaps
  * fewer: the caller checks the range against ds->count). */
@@ -170,6 +211,12 @@ static int load_samples(const grad_job *j, const net_def *net, ds_dataset **ds)
         so.seed = j->seed;
         so.rule = DS_TARGETS_INDEPENDENT; /* as train draws them */
         rc = ds_synthetic(&so, ds, why, sizeof why);
+    } else if (net->tokens) { /* the fortunes text, windows of the context, as train reads it */
+        ds_text_options to;
+        memset(&to, 0, sizeof to);
+        to.context = net->tokens;
+        to.subset = j->first + j->count;
+        rc = ds_load_text(j->data_dir, DS_TRAIN, &to, ds, why, sizeof why);
     } else {
         ds_options d = ds_options_default();
         d.pad = net->in_h == 32 ? 2 : 0; /* LeNet5 reads 32 x 32 */
@@ -185,8 +232,9 @@ static int load_samples(const grad_job *j, const net_def *net, ds_dataset **ds)
     }
     if (rc != DS_OK)
         return cli_error(rc == DS_ENOMEM || rc == DS_EIO ? CLI_EFAIL : CLI_EINPUT, "%s%s", why,
-                         rc == DS_ENOENT ? " (install dataset-fashion-mnist or give --data DIR)"
-                                         : "");
+                         rc != DS_ENOENT ? ""
+                         : net->tokens   ? " (install fortunes or give --data DIR)"
+                                         : " (install dataset-fashion-mnist or give --data DIR)");
     if ((*ds)->count < j->first + j->count)
         return cli_error(
             CLI_EINPUT, "--samples %zu:%zu asks for samples %zu..%zu, but the training set has %zu",
@@ -254,11 +302,16 @@ static int run_grad(const grad_job *j, const net_def *given)
         rc = cli_error(CLI_EFAIL, "forward/backward: %s", ak_error_text(b));
     if (!rc && ckpt_save_grads(j->out, m, why, sizeof why) != 0)
         rc = cli_error(CLI_EFAIL, "%s", why);
+    if (!rc && j->stats_out && ckpt_save_buffers(j->stats_out, m, why, sizeof why) != 0)
+        rc = cli_error(CLI_EFAIL, "%s", why);
     if (!rc)
         printf("%s %s%s%s: loss %.9g over samples %zu..%zu (%zu); gradients of %d tensors in %s\n",
                net.name, prec_mode_name(j->mode), j->mode == PREC_O0 ? "" : " ",
                j->mode == PREC_O0 ? "" : ak_dtype_name(j->low), (double)loss, j->first,
                j->first + j->count - 1, j->count, m->n_params, j->out);
+    if (!rc && j->stats_out)
+        printf("running statistics of %d tensors in %s\n", m->n_tensors - m->n_params,
+               j->stats_out);
     model_free(m);
     ak_close(b);
     ds_free(ds);
@@ -301,14 +354,24 @@ int cmd_grad(int argc, char **argv)
     if (net.loss == NET_MSE && j.first + j.count > SYNTHETIC_MAX)
         return cli_error(CLI_EINPUT, "--samples %s: simplenet's samples end at %d", samples,
                          SYNTHETIC_MAX - 1);
+    if (j.stats_out && !has_buffers(&net))
+        return cli_error(CLI_EINPUT, "--running-stats: %s has no running statistics (resnet has)",
+                         net.name);
+    if (j.stats_out && strcmp(j.stats_out, j.out) == 0)
+        return cli_error(CLI_EINPUT, "--running-stats %s is also --out: give another file",
+                         j.stats_out);
     /* the cheap checks of the files before the data are read */
     FILE *f = fopen(j.init, "rb");
     if (!f) return cli_error(CLI_EINPUT, "--init %s: %s", j.init, strerror(errno));
     fclose(f);
     if ((rc = cli_want_out_file("--out", j.out)) != 0) return rc;
+    if (j.stats_out && (rc = cli_want_out_file("--running-stats", j.stats_out)) != 0) return rc;
     /* never over what it reads, nor into a record */
     const rec_input inputs[] = {{"--init", j.init}, {"--data", j.data_dir}};
     if (rec_check_output("--out", j.out, NULL, inputs, 2, why, sizeof why) != AN_OK)
+        return cli_error(CLI_EINPUT, "%s", why);
+    if (j.stats_out &&
+        rec_check_output("--running-stats", j.stats_out, NULL, inputs, 2, why, sizeof why) != AN_OK)
         return cli_error(CLI_EINPUT, "%s", why);
     return run_grad(&j, &net);
 }

@@ -387,31 +387,45 @@ int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len)
     return rc;
 }
 
-int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len)
+/* Writes params[first, last) of m: their gradients (grads), else their fp32 values. */
+static int save_tensors(const char *path, model *m, int first, int last, bool grads, char *msg,
+                        size_t msg_len)
 {
-    st_tensor t[MODEL_MAX_PARAMS];
+    st_tensor t[MODEL_MAX_PARAMS] = {{0}};
     uint64_t shapes[MODEL_MAX_PARAMS][4];
     void *host[MODEL_MAX_PARAMS] = {0};
+    const int n = last - first;
     int rc = 0;
-    for (int i = 0; i < m->n_params && !rc; i++) {
-        model_param *p = &m->params[i];
-        const size_t bytes = p->n * ak_dtype_size(p->grad.dtype);
+    for (int i = 0; i < n && !rc; i++) {
+        model_param *p = &m->params[first + i];
+        const ak_tensor src = grads ? p->grad : p->w32;
+        const size_t bytes = p->n * ak_dtype_size(src.dtype);
         host[i] = malloc(bytes);
         if (!host[i])
             rc = ut_fail(msg, msg_len, -1, "%s: out of memory", path);
-        else if (ak_to_host(m->b, host[i], p->grad.data, bytes) != 0)
+        else if (ak_to_host(m->b, host[i], src.data, bytes) != 0)
             rc =
                 ut_fail(msg, msg_len, -1, "%s: reading %s: %s", path, p->name, ak_error_text(m->b));
         t[i].name = p->name;
-        st_dtype_from_ak(p->grad.dtype, &t[i].dtype);
+        st_dtype_from_ak(src.dtype, &t[i].dtype);
         t[i].ndim = param_shape(p, shapes[i]);
         t[i].shape = shapes[i];
         t[i].data = host[i];
     }
     char why[512];
-    if (!rc && st_write(path, t, (size_t)m->n_params, NULL, 0, why, sizeof why) != 0)
+    if (!rc && st_write(path, t, (size_t)n, NULL, 0, why, sizeof why) != 0)
         rc = ut_fail(msg, msg_len, -1, "%s", why);
-    for (int i = 0; i < m->n_params; i++)
+    for (int i = 0; i < n; i++)
         free(host[i]);
     return rc;
+}
+
+int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len)
+{
+    return save_tensors(path, m, 0, m->n_params, true, msg, msg_len);
+}
+
+int ckpt_save_buffers(const char *path, model *m, char *msg, size_t msg_len)
+{
+    return save_tensors(path, m, m->n_params, m->n_tensors, false, msg, msg_len);
 }

@@ -65,5 +65,9 @@ int ckpt_load_weights(const char *path, model *m, char *msg, size_t msg_len);
 /* Writes each parameter's gradient, as the optimizer reads it (fp32, or the
  * O3 format), under the parameter's name (ampscope grad).  0 or -1. */
 int ckpt_save_grads(const char *path, model *m, char *msg, size_t msg_len);
+/* Writes every buffer (BatchNorm's running_mean and running_var: fp32, as
+ * the last forward left them) under its name (ampscope grad
+ * --running-stats).  0 or -1. */
+int ckpt_save_buffers(const char *path, model *m, char *msg, size_t msg_len);
 
 #endif

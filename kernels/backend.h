@@ -142,6 +142,25 @@ typedef enum ak_cpu_scratch_slot {
  * had. */
 int ak_cpu_scratch(ak_backend *b, ak_cpu_scratch_slot slot, const char *call, size_t count,
                    size_t size, void **p);
+/* ---- the cpu backend's tables --------------------------------------------------- */
+/* Tables of an op's results (or of the parts of them that depend on one
+ * input alone) for every 16-bit input pattern, built by the op when it
+ * first runs on a tensor large enough to pay for them, then kept for the
+ * backend's life.  An entry is what the op's element code computes for that
+ * pattern, so a lookup gives the same bits as computing it again. */
+#define AK_CPU_TABLE_PATTERNS 65536 /* 16-bit input patterns */
+typedef enum ak_cpu_table_id {
+    AK_TABLE_GELU = 0,                       /* 2 forms x fp16, bf16: fp32 results */
+    AK_TABLE_GELU_SLOPE = AK_TABLE_GELU + 4, /* 2 forms x fp16, bf16: the slope's parts */
+    AK_TABLE_IDS = AK_TABLE_GELU_SLOPE + 4
+} ak_cpu_table_id;
+
+/* Table id (bytes long): the one kept, or when build is true and there is
+ * none, a new one that the caller fills before it returns (*fresh true).
+ * NULL when there is none and build is false, or memory cannot be had (the
+ * op then computes its elements as it would without a table). */
+void *ak_cpu_table(ak_backend *b, int id, size_t bytes, bool build, bool *fresh);
+
 /* The state of a cpu backend (b->impl): NULL when it cannot be allocated;
  * ak_cpu_state_free releases it and every buffer. */
 void *ak_cpu_state_new(void);

@@ -34,6 +34,10 @@ int ut_remove_tree(const char *path);
 
 /* CLOCK_MONOTONIC in seconds: for durations, not dates. */
 double ut_seconds(void);
+/* The CPU time of the whole process (every thread), in seconds
+ * (CLOCK_PROCESS_CPUTIME_ID): what a computation costs whatever else runs
+ * on the machine. */
+double ut_cpu_seconds(void);
 
 /* Installs one handler for SIGINT and SIGTERM that records the signal's
  * number for ut_stop_requested; the dispositions it replaces are kept for

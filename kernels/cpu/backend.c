@@ -1,4 +1,5 @@
-/* cpu/backend.c: the cpu backend's op table and its scratch memory. */
+/* cpu/backend.c: the cpu backend's op table, its scratch memory and its
+ * tables. */
 #include <stdlib.h>
 
 #include "backend.h"
@@ -10,6 +11,7 @@ const ak_ops ak_cpu_ops = {AK_OPS(AK_OP_ENTRY)};
 typedef struct ak_cpu_state {
     void *buf[AK_SCRATCH_SLOTS];
     size_t size[AK_SCRATCH_SLOTS];
+    void *table[AK_TABLE_IDS];
 } ak_cpu_state;
 
 void *ak_cpu_state_new(void) { return calloc(1, sizeof(ak_cpu_state)); }
@@ -20,6 +22,8 @@ void ak_cpu_state_free(void *impl)
     if (!s) return;
     for (int i = 0; i < AK_SCRATCH_SLOTS; i++)
         free(s->buf[i]);
+    for (int i = 0; i < AK_TABLE_IDS; i++)
+        free(s->table[i]);
     free(s);
 }
 
@@ -42,4 +46,14 @@ int ak_cpu_scratch(ak_backend *b, ak_cpu_scratch_slot slot, const char *call, si
     }
     *p = s->buf[slot];
     return AK_OK;
+}
+
+void *ak_cpu_table(ak_backend *b, int id, size_t bytes, bool build, bool *fresh)
+{
+    ak_cpu_state *s = b->impl;
+    *fresh = false;
+    if (s->table[id] || !build) return s->table[id];
+    s->table[id] = malloc(bytes);
+    *fresh = s->table[id] != NULL;
+    return s->table[id];
 }

@@ -162,27 +162,46 @@ FPE_INLINE uint32_t ak_gelu_f32(int form, double x)
     return ak_gelu_round(x, base, rest);
 }
 
-/* dy gelu'(x) rounded to fp32: gelu'(x) = Phi(x) + x phi(x), or sigma(2u) +
- * 2 x sigma(2u) (1 - sigma(2u)) u'(x) for the tanh form, with 1/2 kept
- * apart near 0 as for the value.  NaN at x = NaN or +-inf (PyTorch's
- * formulas give inf * 0 there) and at dy = NaN. */
-FPE_INLINE uint32_t ak_gelu_slope_f32(int form, double dy, double x)
+/* gelu'(x) as *base + *rest: Phi(x) + x phi(x), or sigma(2u) + 2 x sigma(2u)
+ * (1 - sigma(2u)) u'(x) for the tanh form, with 1/2 kept apart near 0 as
+ * for the value.  x = NaN or +-inf: *base NaN (PyTorch's formulas give inf *
+ * 0 there).  A function of x alone, so a table of it per input pattern
+ * gives the same bits (cpu/gelu.c). */
+FPE_INLINE void ak_gelu_slope_parts(int form, double x, double *base, double *rest)
 {
-    if (x - x != 0.0 || dy != dy) return ak_layer_from_f64(FPE_FMT_F32, ak_layer_nan());
-    double base, rest;
+    if (x - x != 0.0) {
+        *base = ak_layer_nan();
+        *rest = 0.0;
+        return;
+    }
     if (form == AK_GELU_FORM_TANH) {
         double s, t, du;
         const double u = ak_gelu_tanh_parts(x, &s, &t, &du);
         const double tail = 2.0 * x * s * t * du;
         const bool linear = (u < 0 ? -u : u) < AK_GELU_TANH_LINEAR;
-        base = linear ? 0.5 : 0.0;
-        rest = linear ? 0.5 * u + tail : s + tail;
+        *base = linear ? 0.5 : 0.0;
+        *rest = linear ? 0.5 * u + tail : s + tail;
     } else {
         const double e = ak_gelu_density_exp(x);
-        ak_gelu_cdf_parts(x, e, &base, &rest);
-        rest += x * (AK_GELU_INV_SQRT2PI * e);
+        ak_gelu_cdf_parts(x, e, base, rest);
+        *rest += x * (AK_GELU_INV_SQRT2PI * e);
     }
+}
+
+/* dy (base + rest) rounded to fp32, from ak_gelu_slope_parts; NaN where
+ * base is NaN (x not finite) or dy is NaN. */
+FPE_INLINE uint32_t ak_gelu_slope_round(double dy, double base, double rest)
+{
+    if (base != base || dy != dy) return ak_layer_from_f64(FPE_FMT_F32, ak_layer_nan());
     return ak_gelu_round(dy, base, rest);
+}
+
+/* dy gelu'(x) rounded to fp32.  NaN at x = NaN or +-inf and at dy = NaN. */
+FPE_INLINE uint32_t ak_gelu_slope_f32(int form, double dy, double x)
+{
+    double base, rest;
+    ak_gelu_slope_parts(form, x, &base, &rest);
+    return ak_gelu_slope_round(dy, base, rest);
 }
 
 /* y = gelu(x) written to fy: the fp32 result converted by the emulator. */

@@ -2,7 +2,8 @@
 # cli_bench_train.sh: `ampscope bench train --backend cpu --quick`: a CSV row
 # per mode and dtype with a positive time per step, O0 the baseline (ratio
 # 1), a pass/miss against issue 4's target on the O2 rows; the table; the
-# other nets; bad options exit 2.
+# other nets (resnet, transformer, deepmlp: issue 16); --clock; bad options
+# exit 2.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 A=$AMPSCOPE
@@ -47,6 +48,26 @@ grep -qE '^O2 +fp16 .*<=1.50 +(pass|miss)' <<<"$OUT" || fail "no O2 target in th
 run "$A" bench train --backend cpu --quick --csv --net simplenet --width 32 --depth 2 --batch 8 --steps 3
 expect_status 0
 [[ $(tail -n +2 <<<"$OUT" | grep -c ',simplenet,O[0-3],.*,8,3,') == 7 ]] || fail "simplenet rows"
+
+# the issue-16 nets, small: resnet on Fashion-MNIST, the transformer on the
+# fortunes text with its sizes, deepmlp; --clock cpu says so in the header
+run "$A" bench train --backend cpu --quick --csv --net resnet --width 4 --batch 4 --steps 2
+expect_status 0
+[[ $(tail -n +2 <<<"$OUT" | grep -c ',resnet,O[0-3],.*,4,2,') == 7 ]] || fail "resnet rows"
+if [[ -r /usr/share/games/fortunes/cookie ]]; then
+    run "$A" bench train --backend cpu --quick --csv --net transformer --width 16 --depth 1 \
+        --heads 2 --context 8 --batch 4 --steps 2
+    expect_status 0
+    [[ $(tail -n +2 <<<"$OUT" | grep -c ',transformer,O[0-3],.*,4,2,') == 7 ]] || fail "transformer rows"
+    # the loss of 98 equally likely characters is ln 98 = 4.585 at the start
+    tail -n +2 <<<"$OUT" | awk -F, '{ if (!($NF > 3 && $NF < 5)) exit 1 }' ||
+        fail "transformer losses: $OUT"
+fi
+run "$A" bench train --backend cpu --quick --net deepmlp --width 16 --depth 4 --batch 8 --steps 2 --clock cpu
+expect_status 0
+expect_out_has 'ampscope bench train: deepmlp on cpu'
+expect_out_has 'cpu time'
+[[ $(grep -cE '^O[0-3] +(fp32|fp16|bf16) ' <<<"$OUT") == 7 ]] || fail "deepmlp table rows"
 
 # --tf32 and --log add their rows: O0 tf32 against O0, O2+log against O2
 # fp16 (no target on the cpu: issue 7's logging target is for the GPU)
@@ -95,8 +116,12 @@ bad "unknown backend 'nope'" --backend nope
 bad "unknown option '--frobnicate'" --frobnicate 1
 bad "unexpected argument 'extra'" extra
 bad 'option --steps needs a value' --steps
+bad '--heads wants an integer in [1, 64]' --net transformer --heads 0
+bad '--context wants an integer in [2, 1024]' --net transformer --context 1
+bad "--clock wants wall or cpu, got 'gpu'" --clock gpu
 mkdir -p "$TMP/empty"
 bad 'install dataset-fashion-mnist or give --data DIR' --data "$TMP/empty" --backend cpu
 bad '--batch 1048576 is larger than the 60000 training samples' --batch 1048576 --backend cpu
+bad 'install fortunes or give --data DIR' --net transformer --data "$TMP/empty" --backend cpu
 
 finish

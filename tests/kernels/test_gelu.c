@@ -274,6 +274,59 @@ START_TEST(gradient_matches_finite_differences)
 }
 END_TEST
 
+/* ---- the cpu backend's tables -------------------------------------------------------------- */
+/* A 16-bit x of GELU_TABLE_MIN (65536) elements or more makes the cpu
+ * backend look gelu(x) and the slope's parts up in a table per pattern
+ * (cpu/gelu.c); then a small tensor uses the kept table too.  Every output
+ * is the element code's, bit for bit: all 65536 patterns of x, every output
+ * dtype, dy random patterns of every dtype, both forms. */
+START_TEST(tables_give_the_element_code_bits)
+{
+    const size_t n = 65536, small = 1000;
+    ts_rng r;
+    ts_rng_init(&r, ts_seed() + 42);
+    uint32_t *x = kt_bits_alloc(n), *g = kt_bits_alloc(n), *got = kt_bits_alloc(n),
+             *want = kt_bits_alloc(n);
+    for (int f = 0; f < 2; f++)
+        for (int ix = 1; ix < 3; ix++) {
+            const ak_dtype dx = kt_dtypes[ix];
+            ak_backend *b = kt_open_cpu(); /* no table yet */
+            for (size_t i = 0; i < n; i++)
+                x[i] = (uint32_t)((i * 40503u) & 0xFFFFu); /* every pattern once, shuffled */
+            for (int iy = 0; iy < 3; iy++) {
+                const ak_dtype dy = kt_dtypes[iy];
+                run_gelu(b, forms[f], dy, dx, x, got, n);
+                for (size_t i = 0; i < n; i++)
+                    want[i] =
+                        ak_gelu_elem((fpe_format_id)dy, (fpe_format_id)dx, (int)forms[f], x[i]);
+                ck_assert_msg(kt_bits_mismatches("gelu", dy, got, want, n) == 0,
+                              "form %d y %s x %s", f, ak_dtype_name(dy), ak_dtype_name(dx));
+                run_gelu(b, forms[f], dy, dx, x + 7, got, small); /* the kept table */
+                ck_assert_msg(kt_bits_mismatches("gelu", dy, got, want + 7, small) == 0,
+                              "form %d y %s x %s, small", f, ak_dtype_name(dy), ak_dtype_name(dx));
+                const ak_dtype ddy = kt_dtypes[(iy + ix) % 3];
+                kt_fill_bits(&r, ddy, g, n);
+                run_backward(b, forms[f], dy, ddy, dx, g, x, got, n);
+                for (size_t i = 0; i < n; i++)
+                    want[i] = ak_gelu_backward_elem((fpe_format_id)dy, (fpe_format_id)ddy,
+                                                    (fpe_format_id)dx, (int)forms[f], g[i], x[i]);
+                ck_assert_msg(kt_bits_mismatches("gelu_backward", dy, got, want, n) == 0,
+                              "form %d dx %s dy %s x %s", f, ak_dtype_name(dy), ak_dtype_name(ddy),
+                              ak_dtype_name(dx));
+                run_backward(b, forms[f], dy, ddy, dx, g + 3, x + 3, got, small);
+                ck_assert_msg(kt_bits_mismatches("gelu_backward", dy, got, want + 3, small) == 0,
+                              "form %d dx %s dy %s x %s, small", f, ak_dtype_name(dy),
+                              ak_dtype_name(ddy), ak_dtype_name(dx));
+            }
+            ak_close(b);
+        }
+    free(x);
+    free(g);
+    free(got);
+    free(want);
+}
+END_TEST
+
 /* ---- the element code's own functions against libm ------------------------------------ */
 static double ulps(double got, double ref)
 {
@@ -344,6 +397,7 @@ int main(void)
     tcase_add_test(tc, backward_against_reference);
     tcase_add_test(tc, backward_special_values);
     tcase_add_test(tc, gradient_matches_finite_differences);
+    tcase_add_test(tc, tables_give_the_element_code_bits);
     tcase_add_test(tc, element_accuracy);
     tcase_add_test(tc, bad_arguments_named);
     suite_add_tcase(s, tc);

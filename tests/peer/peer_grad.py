@@ -1,7 +1,8 @@
 """peer_grad.py: `ampscope grad` against PyTorch (fp32, CPU) for one net.
 
   /usr/bin/python3 peer_grad.py --ampscope BIN --synthetic HELPER --net NET
-      [--width W --depth D] --samples FIRST:COUNT --bound B [--dir DIR]
+      [--width W --depth D --heads H --context T] --samples FIRST:COUNT --bound B
+      [--dir DIR]
 
 Two sets of weights, both ways across the boundary:
   1. ampscope's: the checkpoint of a 3-step `ampscope train` run, read here;
@@ -9,15 +10,18 @@ Two sets of weights, both ways across the boundary:
      written here as safetensors under its state_dict names and given to
      `ampscope grad --init` (which proves the naming and the layout).
 At each, the loss and every parameter's gradient over the same samples (the
-Fashion-MNIST training images FIRST.., read here from the IDX files; or
+Fashion-MNIST training images FIRST.., read here from the IDX files; the
+transformer's windows of the fortunes text, cut here as ampscope cuts them; or
 simplenet's synthetic samples, written by the helper exactly as ampscope draws
-them) must agree within B relative to the PyTorch tensor's largest magnitude.
-Then the check must be able to fail: PyTorch's copy of the weights with one
-element changed (the last layer's weight of largest gradient, by 1% of its
-tensor's largest magnitude) must break the bound.
-Exit 0: agreed; 1: a difference beyond the bound (or ampscope failed).
+them) must agree within B relative to the PyTorch tensor's largest magnitude,
+and so must BatchNorm's running_mean and running_var after that training
+forward (PyTorch updates them in the forward; `ampscope grad --running-stats`).
+PyTorch also computes everything in float64, and ampscope may agree with
+either (peer_lib.compare): at a kink (a ReLU input a rounding error from zero
+flips its mask, seen on resnet) PyTorch's fp32 is the one off the exact answer.
 """
 import argparse
+import copy
 import os
 import sys
 import tempfile
@@ -37,33 +41,55 @@ def samples_for(args, first, count, workdir):
                       path])
         t = peer_lib.st_read(path)
         return t["x"], t["target"]
+    if args.net == "transformer":
+        return peer_lib.fortunes(first, count, args.context or 64)
     return peer_lib.fashion_mnist(first, count, 2 if args.net == "lenet5" else 0)
 
 
-def ampscope_grad(args, init, workdir, tag):
-    """ampscope's loss and gradients at the weights in init."""
+def ampscope_grad(args, init, workdir, tag, stats):
+    """ampscope's loss, gradients and (with stats) running statistics after
+    the training forward, at the weights in init."""
     out = os.path.join(workdir, "grad-%s.safetensors" % tag)
-    stdout = peer_lib.run([args.ampscope, "grad", "--net", args.net, "--init", init, "--samples",
-                           args.samples, "--out", out, "--backend", "cpu"] + size_options(args))
-    return peer_lib.grad_loss(stdout), peer_lib.st_read(out)
+    rs = os.path.join(workdir, "running-%s.safetensors" % tag)
+    cmd = [args.ampscope, "grad", "--net", args.net, "--init", init, "--samples", args.samples,
+           "--out", out, "--backend", "cpu"] + size_options(args)
+    stdout = peer_lib.run(cmd + (["--running-stats", rs] if stats else []))
+    return peer_lib.grad_loss(stdout), peer_lib.st_read(out), peer_lib.st_read(rs) if stats else {}
 
 
 def size_options(args):
-    if args.net != "simplenet":
-        return []
-    return ["--width", str(args.width), "--depth", str(args.depth), "--seed", str(args.seed)]
+    """The size options given (simplenet's always, with its seed)."""
+    if args.net == "simplenet":
+        return ["--width", str(args.width), "--depth", str(args.depth), "--seed", str(args.seed)]
+    opts = []
+    for name in ("width", "depth", "heads", "context"):
+        if getattr(args, name):
+            opts += ["--" + name, str(getattr(args, name))]
+    return opts
+
+
+def build(args):
+    return peer_nets.build(args.net, args.width, args.depth, args.heads, args.context)
 
 
 def check(args, what, weights, init, batch, workdir):
     """Compares ampscope at init with PyTorch at weights; (passed, worst error)."""
-    loss_a, grads_a = ampscope_grad(args, init, workdir, what)
-    net = peer_nets.build(args.net, args.width, args.depth)
+    net = build(args)
     peer_nets.load(net, weights)
+    stats = bool(peer_nets.running_stats(net))
+    loss_a, grads_a, stats_a = ampscope_grad(args, init, workdir, what, stats)
+    net64 = copy.deepcopy(net).double()
     loss_t, grads_t = peer_nets.gradients(net, *batch)
-    print("%s weights: loss ampscope %.9g, torch %.9g" % (what, loss_a, loss_t))
-    ok_l, worst_l = peer_lib.compare(what, {"loss": loss_a}, {"loss": loss_t}, args.bound)
-    ok_g, worst_g = peer_lib.compare(what, grads_a, grads_t, args.bound)
-    return ok_l and ok_g, max(worst_l, worst_g), (loss_a, grads_a, grads_t)
+    loss_64, grads_64 = peer_nets.gradients(net64, *batch)
+    print("%s weights: loss ampscope %.9g, torch %.9g (fp64 %.9g)" % (what, loss_a, loss_t,
+                                                                      loss_64))
+    ok_l, worst_l = peer_lib.compare(what, {"loss": loss_a}, {"loss": loss_t}, args.bound, False,
+                                     {"loss": loss_64})
+    ok_g, worst_g = peer_lib.compare(what, grads_a, grads_t, args.bound, False, grads_64)
+    ok_s, worst_s = peer_lib.compare(what, stats_a, peer_nets.running_stats(net), args.bound,
+                                     False, peer_nets.running_stats(net64))
+    return (ok_l and ok_g and ok_s, max(worst_l, worst_g, worst_s),
+            (loss_a, grads_a, grads_t))
 
 
 def must_fail(args, weights, batch, ours):
@@ -75,11 +101,14 @@ def must_fail(args, weights, batch, ours):
     flat = changed[last].reshape(-1)
     delta = np.float32(0.01) * np.max(np.abs(flat))
     flat[k] += delta
-    net = peer_nets.build(args.net, args.width, args.depth)
+    net = build(args)
     peer_nets.load(net, changed)
+    net64 = copy.deepcopy(net).double()
     loss_t, grads_p = peer_nets.gradients(net, *batch)
-    ok_l, _ = peer_lib.compare("perturbed", {"loss": loss_a}, {"loss": loss_t}, args.bound, True)
-    ok_g, worst = peer_lib.compare("perturbed", grads_a, grads_p, args.bound, True)
+    loss_64, grads_64 = peer_nets.gradients(net64, *batch)
+    ok_l, _ = peer_lib.compare("perturbed", {"loss": loss_a}, {"loss": loss_t}, args.bound, True,
+                               {"loss": loss_64})
+    ok_g, worst = peer_lib.compare("perturbed", grads_a, grads_p, args.bound, True, grads_64)
     print("self-check: %s[%d] += %.3g in torch's copy: worst rel. error %.3g, %s" % (
         last, k, float(delta), worst, "detected" if not (ok_l and ok_g) else "NOT detected"))
     return not (ok_l and ok_g)
@@ -92,6 +121,8 @@ def main():
     p.add_argument("--net", required=True)
     p.add_argument("--width", type=int, default=0)
     p.add_argument("--depth", type=int, default=0)
+    p.add_argument("--heads", type=int, default=0)
+    p.add_argument("--context", type=int, default=0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--samples", required=True)
     p.add_argument("--bound", type=float, required=True)
@@ -116,8 +147,9 @@ def main():
 
         # 2. PyTorch's weights, saved here, loaded by ampscope
         torch.manual_seed(7)
-        net = peer_nets.build(args.net, args.width, args.depth)
-        theirs = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
+        net = build(args)
+        state = net.state_dict()
+        theirs = {k: state[k].detach().numpy().copy() for k in peer_nets.state_names(net)}
         init = os.path.join(workdir, "torch-init.safetensors")
         peer_lib.st_write(init, theirs)
         ok2, worst2, _ = check(args, "torch", theirs, init, batch, workdir)

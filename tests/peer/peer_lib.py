@@ -3,7 +3,8 @@
 safetensors read and written by hand (8-byte little-endian header length, the
 JSON header, the raw little-endian buffer: https://huggingface.co/docs/safetensors),
 Fashion-MNIST read from its gzip'd IDX files as ampscope reads them (a byte x
-becomes float32(x) / float32(255), the pad border zero), ampscope run as a
+becomes float32(x) / float32(255), the pad border zero), the fortunes text's
+windows as experiments/data_text.c cuts them, ampscope run as a
 program, and the comparison of two gradients: the largest difference
 relative to the peer tensor's largest magnitude.
 """
@@ -18,6 +19,10 @@ import sys
 import numpy as np
 
 FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
+FORTUNES = "/usr/share/games/fortunes"
+# data_text.c's ds_fortunes_files, in its order
+FORTUNES_FILES = ["cookie", "definitions", "fortunes", "humorists", "literature", "people",
+                  "platitudes", "science", "songs-poems", "tao"]
 _DTYPES = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "F64": np.dtype("<f8")}
 
 
@@ -74,6 +79,32 @@ def fashion_mnist(first, count, pad, directory=FASHION_MNIST):
     return x, labels
 
 
+def text_token(byte):
+    """data.h's vocabulary: tab 1, newline 2, ' '..'~' byte - 29, any other byte 0."""
+    if byte == 9:
+        return 1
+    if byte == 10:
+        return 2
+    return byte - 29 if 32 <= byte <= 126 else 0
+
+
+def fortunes(first, count, context, directory=FORTUNES):
+    """Training windows first .. first+count-1 of the fortunes text, as
+    ds_load_text and ds_gather give them: the files concatenated, one token a
+    byte, the last floor(n / 10) tokens held out, window i the context + 1
+    tokens from i * context of the rest; (ids (count, context) int64, the
+    next tokens (count, context) int64)."""
+    blob = b"".join(open(os.path.join(directory, f), "rb").read() for f in FORTUNES_FILES)
+    table = np.array([text_token(b) for b in range(256)], np.int64)
+    ids = table[np.frombuffer(blob, np.uint8)]
+    train = ids[:len(ids) - len(ids) // 10]
+    windows = (len(train) - context - 1) // context + 1
+    assert first + count <= windows, "not the text ampscope reads"
+    w = np.stack([train[i * context:i * context + context + 1]
+                  for i in range(first, first + count)])
+    return w[:, :-1].copy(), w[:, 1:].copy()
+
+
 def run(cmd):
     """Runs ampscope; its stdout.  A failure ends the check (exit 1)."""
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -103,9 +134,16 @@ def rel_error(ours, peer):
     return diff / scale
 
 
-def compare(what, ours, peer, bound, quiet=False):
+def compare(what, ours, peer, bound, quiet=False, exact=None):
     """Compares {name: array} with the peer's, tensor by tensor (the same names),
-    and a loss; prints one line per tensor; returns (passed, worst error)."""
+    and a loss; prints one line per tensor; returns (passed, worst error).
+
+    exact: the peer's values computed in float64.  A tensor then passes
+    within the bound of either: PyTorch's fp32 is itself a rounding away from
+    the exact answer, and at a kink (a ReLU whose input is a rounding error
+    from zero; seen on resnet) the two fp32 results take different sides;
+    ampscope within the bound of float64 is the stronger agreement.  The
+    error held to the bound is the smaller of the two; both are printed."""
     passed, worst = True, 0.0
     names = sorted(set(ours) | set(peer))
     for name in names:
@@ -115,6 +153,10 @@ def compare(what, ours, peer, bound, quiet=False):
         else:
             err = rel_error(ours[name], peer[name])
             note = "max|torch| %.3g" % float(np.max(np.abs(peer[name])))
+            if exact is not None and name in exact:
+                e64 = rel_error(ours[name], exact[name])
+                note += "; vs fp32 %.3g, vs fp64 %.3g" % (err, e64)
+                err = min(err, e64)
         ok = err <= bound
         passed &= ok
         worst = max(worst, err)
