@@ -85,6 +85,10 @@ static int run_studies(repro_study *s, char *msg, size_t msg_len)
     repro_study_scalers(s);
     repro_study_loss_scaling(s);
     repro_study_deep_scale_choice(s);
+    repro_study_fp32list(s);
+    repro_study_batchnorm(s);
+    repro_study_embedding(s);
+    repro_study_bf16(s);
     const int rc = rp_close(s->rep, msg, msg_len);
     if (s->interrupted)
         return ut_fail(msg, msg_len, REPRO_EFAIL,

@@ -36,6 +36,16 @@ typedef struct repro_plan {
 /* indexed by repro_level */
 extern const repro_plan repro_plans[];
 
+/* The new nets' sizes per level (fp32list.c, embedding.c, bf16.c, batchnorm.c) */
+typedef struct repro_net_plan {
+    const char *tf_width, *tf_depth, *tf_heads, *tf_context, *tf_steps; /* transformer */
+    const char *rn_width, *rn_subset, *rn_steps;                        /* resnet */
+    const char *stats_every;
+} repro_net_plan;
+
+/* indexed by repro_level */
+extern const repro_net_plan repro_net_plans[];
+
 /* ---- the study's state ---- */
 typedef struct repro_study {
     const repro_options *o;
@@ -163,12 +173,42 @@ void repro_fp_number(char *buf, size_t len, double x);
  * the largest finite fp16 (65504)". */
 void repro_fp_note(const repro_fp_result *r, char *buf, size_t len);
 
+/* ---- counts.c: what the new nets' sections read from a record ---- */
+typedef struct repro_counts {
+    rec_run_summary sum;
+    int64_t found_inf;      /* steps that found an overflow (steps.csv) */
+    int64_t nonfinite_loss; /* steps whose loss is not finite */
+    uint64_t nonfinite;     /* non-finite values over the recorded steps (tensors.csv) */
+    uint64_t grad_nonzero;  /* nonzero weight and activation gradients, recorded steps */
+    uint64_t grad_flushed;  /* of those, flushed to zero by the run's format */
+    double flushed_frac;    /* grad_flushed / grad_nonzero (NaN: none) */
+    double grad_amax;       /* the largest finite |gradient| recorded (as stored: scaled) */
+} repro_counts;
+
+/* The counts of runs/run, over every layer (layer NULL) or one; 0, or -1
+ * with the reason in s->msg. */
+int repro_count_run(repro_study *s, const char *run, const char *layer, repro_counts *c);
+/* d, or +0 when it prints as zero with 4 decimals (no "-0.0000"). */
+double repro_round4(double d);
+/* OUT/csv_name: x (step), y (loss, empty when not finite), series (the
+ * run's name) of runs[0..n); 0, or -1 with the reason in s->msg. */
+int repro_loss_curves(repro_study *s, const char *csv_name, const char *const *runs, size_t n);
+/* Trains the transformer run `name` at the level's size: mode, dtype,
+ * loss-scale, then up to one more option (key NULL: none); 0 or a
+ * REPRO_E* status with the reason in s->msg (transformer.c). */
+int repro_train_tf(repro_study *s, const char *name, const char *mode, const char *dtype,
+                   const char *scale, const char *key, const char *value);
+
 /* ---- one function per section, in the report's order ---- */
 void repro_study_formats(repro_study *s);           /* formats.c */
 void repro_study_underflow(repro_study *s);         /* underflow.c */
 void repro_study_rounding(repro_study *s);          /* rounding.c */
 void repro_study_modes(repro_study *s);             /* modes.c */
 void repro_study_scalers(repro_study *s);           /* scalers.c: 5, 6 and the validation */
+void repro_study_fp32list(repro_study *s);          /* fp32list.c: softmax, LayerNorm in fp16 */
+void repro_study_batchnorm(repro_study *s);         /* batchnorm.c: keep_batchnorm_fp32 */
+void repro_study_embedding(repro_study *s);         /* embedding.c: the rows' sums in fp16 */
+void repro_study_bf16(repro_study *s);              /* bf16.c: bf16 needs no loss scale */
 void repro_study_loss_scaling(repro_study *s);      /* loss_scaling.c */
 void repro_study_underflow_layers(repro_study *s);  /* underflow_layers.c */
 void repro_study_deep_scale_choice(repro_study *s); /* scale_choice.c: on deepmlp */

@@ -27,6 +27,14 @@ const repro_plan repro_plans[] = {
      "100", "64"},
 };
 
+/* The new nets: a tiny transformer and resnet for --quick (their sections
+ * take a small share of its 10 minutes), larger for --full. */
+const repro_net_plan repro_net_plans[] = {
+    {"16", "1", "2", "16", "6", "4", "128", "2", "2"},
+    {"32", "1", "2", "32", "100", "4", "1024", "32", "10"},
+    {"64", "2", "4", "64", "1000", "8", "60000", "937", "50"},
+};
+
 /* ---- training runs ------------------------------------------------------------------- */
 /* Whether runs/name holds a finished run; *seconds its wall time. */
 static bool finished(repro_study *s, const char *name, double *seconds)

@@ -18,16 +18,18 @@ expect_status 0
 expect_err_has 'expect about'
 expect_err_has 'lenet5-o0: training'
 for f in underflow_hist lost_updates rounding_loss bf16_lost scalers grid_underflow grid_skips \
-    validation underflow_layers_act underflow_layers_wgt loss_scaling_hist deepmlp_grid_underflow \
-    deepmlp_grid_skips deepmlp_validation; do
+    validation fp32list_loss batchnorm_var embedding_loss bf16_loss underflow_layers_act \
+    underflow_layers_wgt loss_scaling_hist deepmlp_grid_underflow deepmlp_grid_skips \
+    deepmlp_validation; do
     figure_ok "$TMP/rep" $f
 done
 links_exist "$TMP/rep"
 CHECKS=$((CHECKS + 1))
 ! grep -q 'Left out' "$TMP/rep/index.html" || fail "something was left out of the report"
 for f in formats.csv examples.csv underflow_table.csv layer_zero.csv modes.csv scalers_table.csv \
-    recommend_grid.csv validation.csv underflow_layers_summary.csv underflow_layers.csv \
-    loss_scaling.csv deepmlp_recommend_grid.csv deepmlp_validation.csv; do
+    recommend_grid.csv validation.csv fp32list.csv batchnorm.csv batchnorm_var.csv embedding.csv \
+    bf16.csv underflow_layers_summary.csv underflow_layers.csv loss_scaling.csv \
+    deepmlp_recommend_grid.csv deepmlp_validation.csv; do
     CHECKS=$((CHECKS + 1))
     [[ -s $TMP/rep/$f ]] || fail "no $f"
     grep -q "href=\"$f\"" "$TMP/rep/index.html" || fail "$f is not on the page"
@@ -45,6 +47,13 @@ CHECKS=$((CHECKS + 1))
 [[ $(wc -l <"$TMP/rep/modes.csv") == 8 ]] || fail "modes.csv: $(cat "$TMP/rep/modes.csv")"
 grep -q '^O0,fp32,none,40,.*,1.000$' "$TMP/rep/modes.csv" || fail "modes.csv O0 row"
 
+# the new nets' sections: three transformer runs in fp32list.csv, four in bf16.csv, three resnet
+# runs, O0's running variance exactly its own
+CHECKS=$((CHECKS + 1))
+[[ $(wc -l <"$TMP/rep/fp32list.csv") == 4 && $(wc -l <"$TMP/rep/bf16.csv") == 5 &&
+    $(wc -l <"$TMP/rep/batchnorm.csv") == 4 ]] || fail "new sections' tables"
+grep -q '^rn-O0,fp32 (O0),2,.*,0,0$' "$TMP/rep/batchnorm.csv" ||
+    fail "batchnorm.csv O0 row: $(grep ^rn-O0 "$TMP/rep/batchnorm.csv")"
 # the deep MLP: nine runs (three settings, three seeds), every net's layers in the per-layer study
 CHECKS=$((CHECKS + 1))
 [[ $(wc -l <"$TMP/rep/loss_scaling.csv") == 10 ]] || fail "loss_scaling.csv: $(cat "$TMP/rep/loss_scaling.csv")"

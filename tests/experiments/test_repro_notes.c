@@ -6,13 +6,19 @@
  * by hand (0x045E: exponent field 1, so normal; 2049 is a tie between 2048
  * and 2050 and goes to 2048, the even significand), each note against the
  * CSV's own class and relative_error columns, and the page showing the bit
- * patterns as written (0x045E, never 1118). */
+ * patterns as written (0x045E, never 1118).  Then the new nets' sections
+ * (fp32list.c, batchnorm.c, embedding.c, bf16.c) at the smoke size: every
+ * number their sentences state is the field of the CSV they cite, and each
+ * derived column (a difference, a fraction, a mean over layers) agrees with
+ * the columns it is derived from. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "csv.h"
@@ -185,6 +191,177 @@ START_TEST(formats_study_rows)
 }
 END_TEST
 
+/* The field col of the row whose column key is value. */
+static const char *row_field(const csv_table *t, const char *key, const char *value,
+                             const char *col)
+{
+    for (size_t i = 1; i < t->rows; i++)
+        if (strcmp(field(t, i, key), value) == 0) return field(t, i, col);
+    ck_abort_msg("no row %s=%s", key, value);
+    return NULL;
+}
+
+static double num(const char *text)
+{
+    char *end;
+    const double x = strtod(text, &end);
+    ck_assert_msg(end != text && *end == '\0', "'%s' is not a number", text);
+    return x;
+}
+
+static void read_csv(const char *dir, const char *name, csv_table *t)
+{
+    char path[512], msg[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    ck_assert_msg(csv_table_read(path, name, t, msg, sizeof msg) == 0, "%s", msg);
+}
+
+/* The page holds the sentence built from fmt and the CSV fields. */
+#define ASSERT_SAYS(page, ...)                                                                     \
+    do {                                                                                           \
+        char said_[512];                                                                           \
+        snprintf(said_, sizeof said_, __VA_ARGS__);                                                \
+        ASSERT_HAS(page, said_);                                                                   \
+    } while (0)
+
+START_TEST(new_sections_cite_their_csv)
+{
+    if (access("/usr/share/games/fortunes/cookie", R_OK) != 0 ||
+        access("/usr/share/datasets/fashion-mnist", R_OK) != 0) {
+        printf("skipped: the fortunes or dataset-fashion-mnist package is absent\n");
+        return;
+    }
+    char dir[] = "/tmp/ampscope-sections-XXXXXX", path[256], msg[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/runs", dir);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    repro_options o = {.out_dir = dir, .backend = "cpu", .level = REPRO_SMOKE};
+    repro_study s = {.o = &o, .plan = &repro_plans[REPRO_SMOKE]};
+    s.rep = rp_open(dir, "sections", msg, sizeof msg);
+    ck_assert_ptr_nonnull(s.rep);
+    repro_study_fp32list(&s);
+    repro_study_batchnorm(&s);
+    repro_study_embedding(&s);
+    repro_study_bf16(&s);
+    ck_assert_msg(s.failures == 0, "%s", s.msg);
+    const int rc = rp_close(s.rep, msg, sizeof msg);
+    ck_assert_msg(rc == RP_OK || rc == RP_ENOGNUPLOT, "%s", msg);
+    snprintf(path, sizeof path, "%s/index.html", dir);
+    char *page = slurp(path);
+    csv_table t;
+
+    /* the fp32 list: rows O0, lists in fp32, lists in fp16 */
+    read_csv(dir, "fp32list.csv", &t);
+    ck_assert_uint_eq(t.rows, 4);
+    const char *fp16 = "tf-O2-fp16-lowlist", *fp32 = "tf-O2-fp16";
+    for (size_t i = 1; i < t.rows; i++)
+        ck_assert(fabs(num(field(&t, i, "loss_minus_O0")) -
+                       (num(field(&t, i, "final_loss")) - num(field(&t, 1, "final_loss")))) <
+                  1.5e-4);
+    ASSERT_SAYS(
+        page,
+        "in fp16 the run found %s overflowing step(s), skipped %s and recorded %s "
+        "non-finite value(s); with them in fp32 %s, %s and %s. Final loss %s against %s "
+        "(O0 %s): %s and %s from O0.",
+        row_field(&t, "run", fp16, "found_inf_steps"), row_field(&t, "run", fp16, "skipped_steps"),
+        row_field(&t, "run", fp16, "nonfinite_values"),
+        row_field(&t, "run", fp32, "found_inf_steps"), row_field(&t, "run", fp32, "skipped_steps"),
+        row_field(&t, "run", fp32, "nonfinite_values"), row_field(&t, "run", fp16, "final_loss"),
+        row_field(&t, "run", fp32, "final_loss"), row_field(&t, "run", "tf-O0", "final_loss"),
+        row_field(&t, "run", fp16, "loss_minus_O0"), row_field(&t, "run", fp32, "loss_minus_O0"));
+    /* ln(65504) = 16 ln 2 - ln(65536 / 65504) = 11.090355 - 0.000488 = 11.0899 (by hand) */
+    ASSERT_HAS(page, "ln(65504) = 11.0899");
+    csv_table_free(&t);
+
+    /* BatchNorm: each run's mean over the per-layer rows */
+    csv_table v;
+    read_csv(dir, "batchnorm.csv", &t);
+    read_csv(dir, "batchnorm_var.csv", &v);
+    ck_assert_uint_eq(t.rows, 4);
+    const char *const bn[] = {"rn-O2-keepbn", "rn-O2-fp16bn"};
+    for (int r = 0; r < 2; r++) {
+        double sum = 0;
+        int n = 0;
+        for (size_t i = 1; i < v.rows; i++)
+            if (strcmp(field(&v, i, "run"), bn[r]) == 0) {
+                ck_assert(strstr(field(&v, i, "layer"), ".running_var") != NULL);
+                sum += num(field(&v, i, "mean_rel_err_vs_O0"));
+                n++;
+            }
+        /* resnet: the stem's bn1 and two in each of three stages' blocks, at least 7 */
+        ck_assert_int_ge(n, 7);
+        const double want = sum / n,
+                     got = num(row_field(&t, "run", bn[r], "mean_running_var_rel_err_vs_O0"));
+        ck_assert_msg(fabs(got - want) <= 1e-3 * fabs(want) + 1e-12, "%g against %g", got, want);
+    }
+    ASSERT_SAYS(page,
+                "by %s on average (at most %s); with BatchNorm in fp32 by %s (at most %s). Test "
+                "accuracy: %s (off), %s (on), %s (O0).",
+                row_field(&t, "run", bn[1], "mean_running_var_rel_err_vs_O0"),
+                row_field(&t, "run", bn[1], "max_running_var_rel_err_vs_O0"),
+                row_field(&t, "run", bn[0], "mean_running_var_rel_err_vs_O0"),
+                row_field(&t, "run", bn[0], "max_running_var_rel_err_vs_O0"),
+                row_field(&t, "run", bn[1], "test_accuracy"),
+                row_field(&t, "run", bn[0], "test_accuracy"),
+                row_field(&t, "run", "rn-O0", "test_accuracy"));
+    /* O0 against itself */
+    ck_assert_str_eq(row_field(&t, "run", "rn-O0", "mean_running_var_rel_err_vs_O0"), "0");
+    csv_table_free(&t);
+    csv_table_free(&v);
+
+    /* embedding sums */
+    read_csv(dir, "embedding.csv", &t);
+    const char *low = "tf-O2-fp16-embedlow";
+    ck_assert(fabs(num(row_field(&t, "run", low, "loss_minus_fp32_sums")) -
+                   (num(row_field(&t, "run", low, "final_loss")) -
+                    num(row_field(&t, "run", fp32, "final_loss")))) < 1.5e-4);
+    ASSERT_SAYS(page,
+                "With the sums in fp16 the final loss is %s against %s with fp32 sums: %s. wte "
+                "lost %s of %s nonzero master-weight updates with fp16 sums and %s of %s with "
+                "fp32 sums",
+                row_field(&t, "run", low, "final_loss"), row_field(&t, "run", fp32, "final_loss"),
+                row_field(&t, "run", low, "loss_minus_fp32_sums"),
+                row_field(&t, "run", low, "wte_lost_updates"),
+                row_field(&t, "run", low, "wte_nonzero_updates"),
+                row_field(&t, "run", fp32, "wte_lost_updates"),
+                row_field(&t, "run", fp32, "wte_nonzero_updates"));
+    /* fp16: 11 significant bits, so below 2^-12 of the sum is lost */
+    ASSERT_HAS(page, "keeps 11 significant bits, so a token&#39;s gradient below 2^-12");
+    csv_table_free(&t);
+
+    /* bf16 */
+    read_csv(dir, "bf16.csv", &t);
+    ck_assert_uint_eq(t.rows, 5);
+    const double nz0 = num(row_field(&t, "run", "tf-O0", "nonzero_gradients"));
+    for (size_t i = 1; i < t.rows; i++) {
+        const double fewer = nz0 - num(field(&t, i, "nonzero_gradients"));
+        ck_assert(num(field(&t, i, "zero_more_than_O0")) == fewer);
+        const double got = num(field(&t, i, "zero_more_frac_of_O0_nonzero"));
+        ck_assert_msg(fabs(got - fewer / nz0) <= 5e-3 * fabs(fewer / nz0), "%g against %g", got,
+                      fewer / nz0);
+    }
+    const char *b = "tf-O2-bf16-noscale", *h = "tf-O2-fp16-noscale";
+    ASSERT_SAYS(page,
+                "bf16 without scaling ends at %s (%s from O0), skipped %s step(s) and has %s of "
+                "O0&#39;s nonzero gradients fewer; fp16 without scaling ends at %s (%s) with %s "
+                "fewer",
+                row_field(&t, "run", b, "final_loss"), row_field(&t, "run", b, "loss_minus_O0"),
+                row_field(&t, "run", b, "skipped_steps"),
+                row_field(&t, "run", b, "zero_more_frac_of_O0_nonzero"),
+                row_field(&t, "run", h, "final_loss"), row_field(&t, "run", h, "loss_minus_O0"),
+                row_field(&t, "run", h, "zero_more_frac_of_O0_nonzero"));
+    ASSERT_SAYS(page, "fp16 with the dynamic scale ends at %s (%s), skipped %s, with %s fewer.",
+                row_field(&t, "run", fp32, "final_loss"),
+                row_field(&t, "run", fp32, "loss_minus_O0"),
+                row_field(&t, "run", fp32, "skipped_steps"),
+                row_field(&t, "run", fp32, "zero_more_frac_of_O0_nonzero"));
+    /* the runs the sections share are one run: the same final loss in every table */
+    csv_table_free(&t);
+    free(page);
+    ut_remove_tree(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("repro_notes");
@@ -193,6 +370,11 @@ int main(void)
     tcase_add_test(tc, notes_from_class_flags_and_error);
     tcase_add_test(tc, formats_study_rows);
     suite_add_tcase(s, tc);
+    /* trains nine smoke runs: minutes on a busy 2-core machine */
+    TCase *runs = tcase_create("sections");
+    tcase_set_timeout(runs, 540);
+    tcase_add_test(runs, new_sections_cite_their_csv);
+    suite_add_tcase(s, runs);
     repro_notes_deep(s);
     return ts_run_suite(s);
 }
