@@ -63,6 +63,7 @@ typedef struct train_state {
                                         weights hold a NaN or an infinity after an update */
     bool weights_nonfinite;          /* the last step's [1] */
     int64_t skips;
+    double test_loss; /* the last evaluation's mean loss (nats a token in a sequence net) */
     ak_scaler_state before, after; /* host copies: the scaler before and after the last step */
 } train_state;
 

@@ -66,6 +66,7 @@ static int evaluate(train_state *r, int64_t epoch, int64_t step, double *acc_out
     row.test_loss = loss_sum / (double)total;
     row.test_accuracy = (double)correct / (double)tokens;
     *acc_out = row.test_accuracy;
+    r->test_loss = row.test_loss;
     if (rec_write_eval(r->eval_log, &row) != 0 || rec_log_flush(r->eval_log) != 0)
         return ut_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(r->eval_log));
     return 0;
@@ -205,6 +206,9 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
                o.prec.mode == PREC_O0 ? "fp32" : ak_dtype_name(o.prec.low), (long long)pos.step,
                (double)pos.loss, (long long)r.skips);
         if (pos.accuracy >= 0) printf(", test accuracy %.4f", pos.accuracy);
+        if (pos.accuracy >= 0 && r.net.tokens) /* a language model's held-out loss */
+            printf(", held-out loss %.4f (%.4f bits per character)", r.test_loss,
+                   ds_bits_per_char(r.test_loss));
         printf("; record in %s\n", o.out_dir);
     }
     train_free(&r);

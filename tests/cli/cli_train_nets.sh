@@ -27,6 +27,12 @@ grep -aq 'layer1.0.bn1.running_var' "$TMP/rn-O2/checkpoint.safetensors" || fail 
 # an epoch of the transformer: the test accuracy is a fraction of tokens
 run "$A" train "${tiny_tf[@]}" --epochs 1 --out "$TMP/tf-epoch" "${common[@]}"
 expect_status 0
+# the held-out loss and bits per character (loss / ln 2) in the summary and eval.csv
+expect_out_has 'bits per character'
+loss=$(tail -n 1 "$TMP/tf-epoch/eval.csv" | cut -d, -f3)
+bpc=$(printf '%s\n' "$OUT" | sed -n 's/.*(\([0-9.]*\) bits per character).*/\1/p')
+awk -v l="$loss" -v b="$bpc" 'BEGIN { exit !(b != "" && (l / log(2) - b) ^ 2 < 1e-8) }' ||
+    fail "bits per character $bpc is not $loss / ln 2"
 acc=$(tail -n 1 "$TMP/tf-epoch/eval.csv" | cut -d, -f4)
 awk -v a="$acc" 'BEGIN { exit !(a >= 0 && a <= 1) }' || fail "per-token accuracy $acc"
 # resume with the same sizes goes on; BatchNorm's buffers come back
