@@ -40,6 +40,7 @@
 #include "commands.h"
 #include "data.h"
 #include "model.h"
+#include "net_size_options.h"
 #include "nets.h"
 #include "record.h" /* REC_KINDS */
 #include "util.h"
@@ -105,7 +106,8 @@ typedef struct bench_train_args {
 
 static const char *const clocks[] = {"wall", "cpu", NULL};
 
-#define F(field) offsetof(bench_train_args, field)
+#define F(field)   offsetof(bench_train_args, field)
+#define SIZE_AT(f) offsetof(bench_train_args, size.f)
 static const opt_spec bench_train_options[] = {
     {.name = "net",
      .kind = OPT_STRING,
@@ -131,28 +133,7 @@ static const opt_spec bench_train_options[] = {
      .imin = 1,
      .imax = 1 << 20,
      .help = "default (as train's): simplenet 512, lenet5 32, the others 64"},
-    {.name = "width",
-     .kind = OPT_SIZE,
-     .offset = F(size.width),
-     .imin = 1,
-     .imax = 65536,
-     .label = "--width N, --depth N",
-     .help = "width and depth: simplenet 4096, 3 Linear layers; deepmlp 128, 16;\n"
-             "resnet 16 channels, 1 block a stage; transformer 64 features, 2 blocks"},
-    {.name = "depth", .kind = OPT_INT, .offset = F(size.depth), .imin = 1, .imax = 48, .label = ""},
-    {.name = "heads",
-     .kind = OPT_SIZE,
-     .offset = F(size.heads),
-     .imin = 1,
-     .imax = 64,
-     .label = "--heads N, --context N",
-     .help = "transformer: attention heads (4) and tokens per sample (64)"},
-    {.name = "context",
-     .kind = OPT_SIZE,
-     .offset = F(size.context),
-     .imin = 2,
-     .imax = 1024,
-     .label = ""},
+    NET_SIZE_OPTION_ROWS(SIZE_AT),
     {.name = "data",
      .kind = OPT_DIR,
      .offset = F(data_dir),

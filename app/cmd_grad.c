@@ -19,6 +19,7 @@
 #include "record_lock.h"
 #include "data.h"
 #include "model.h"
+#include "net_size_options.h"
 #include "nets.h"
 
 /* The largest batch one call computes: the activations of COUNT samples
@@ -43,7 +44,8 @@ typedef struct grad_args {
     const char *mode, *dtype, *samples;
 } grad_args;
 
-#define F(field) offsetof(grad_args, field)
+#define F(field)   offsetof(grad_args, field)
+#define SIZE_AT(f) offsetof(grad_args, j.size.f)
 static const opt_spec grad_options[] = {
     {.name = "net",
      .kind = OPT_STRING,
@@ -83,34 +85,7 @@ static const opt_spec grad_options[] = {
      .offset = F(dtype),
      .metavar = "T",
      .help = "fp16 (default) or bf16, for O1..O3"},
-    {.name = "width",
-     .kind = OPT_SIZE,
-     .offset = F(j.size.width),
-     .imin = 1,
-     .imax = 65536,
-     .label = "--width N, --depth N",
-     .help = "width and depth as train takes them: simplenet 4096, 3 Linear layers;\n"
-             "deepmlp 128, 16; resnet 16 channels, 1 block a stage; transformer\n"
-             "64 features, 2 blocks"},
-    {.name = "depth",
-     .kind = OPT_INT,
-     .offset = F(j.size.depth),
-     .imin = 1,
-     .imax = 48,
-     .label = ""},
-    {.name = "heads",
-     .kind = OPT_SIZE,
-     .offset = F(j.size.heads),
-     .imin = 1,
-     .imax = 64,
-     .label = "--heads N, --context N",
-     .help = "transformer: attention heads (4) and tokens per sample (64)"},
-    {.name = "context",
-     .kind = OPT_SIZE,
-     .offset = F(j.size.context),
-     .imin = 2,
-     .imax = 1024,
-     .label = ""},
+    NET_SIZE_OPTION_ROWS(SIZE_AT),
     {.name = "seed",
      .kind = OPT_U64,
      .offset = F(j.seed),

@@ -9,6 +9,7 @@
 
 #include "amp_lists.h"
 #include "loss_scale.h"
+#include "net_size_options.h"
 
 _Static_assert(sizeof(int32_t) == sizeof(int), "the scaler's window and hysteresis are OPT_INT");
 
@@ -41,8 +42,9 @@ static const char *const rules[] = {"pytorch",  "mindspore-amp", "deepspeed",
                                     "megatron", "paddle",        "deepspeed-fp16-optimizer",
                                     NULL};
 
-#define F(field) offsetof(train_options, field)
-#define STEPS    (INT64_C(1) << 40)
+#define F(field)   offsetof(train_options, field)
+#define SIZE_AT(f) offsetof(train_options, size.f)
+#define STEPS      (INT64_C(1) << 40)
 
 const opt_spec topt_table[] = {
     {.name = "net",
@@ -52,28 +54,7 @@ const opt_spec topt_table[] = {
      .help = "simplenet (synthetic data, MSE), lenet5, mlp, deepmlp, resnet (Fashion-MNIST)\n"
              "or transformer (fortunes text)",
      .group = "the run:"},
-    {.name = "width",
-     .kind = OPT_SIZE,
-     .offset = F(size.width),
-     .imin = 1,
-     .imax = 65536,
-     .label = "--width N, --depth N",
-     .help = "width and depth: simplenet 4096, 3 Linear layers; deepmlp 128, 16;\n"
-             "resnet 16 channels, 1 block a stage; transformer 64 features, 2 blocks"},
-    {.name = "depth", .kind = OPT_INT, .offset = F(size.depth), .imin = 1, .imax = 48, .label = ""},
-    {.name = "heads",
-     .kind = OPT_SIZE,
-     .offset = F(size.heads),
-     .imin = 1,
-     .imax = 64,
-     .label = "--heads N, --context N",
-     .help = "transformer: attention heads (4) and tokens per sample (64)"},
-    {.name = "context",
-     .kind = OPT_SIZE,
-     .offset = F(size.context),
-     .imin = 2,
-     .imax = 1024,
-     .label = ""},
+    NET_SIZE_OPTION_ROWS(SIZE_AT),
     {.name = "dropout",
      .kind = OPT_DOUBLE,
      .offset = F(size.dropout),
