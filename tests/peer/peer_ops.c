@@ -18,6 +18,7 @@
 
 #include "model.h"
 #include "nets.h"
+#include "nets_internal.h" /* net_add_layer */
 #include "safetensors.h"
 
 #define W 16
@@ -25,15 +26,12 @@
 static int add(net_def *net, const layer_kind *kind, const char *name, size_t out_c, double p,
                char *why, size_t len)
 {
-    net_layer l;
-    memset(&l, 0, sizeof l);
-    l.kind = kind;
-    snprintf(l.name, sizeof l.name, "%s", name);
-    l.in = net_prev(net);
-    l.in2 = NET_NO_INPUT;
-    l.out_c = out_c;
-    l.p = p;
-    return net_add(net, &l, why, len);
+    net_layer h;
+    memset(&h, 0, sizeof h);
+    h.out_c = out_c;
+    h.p = p;
+    return net_add_layer(net, kind, net_prev(net), NET_NO_INPUT, &h, why, len, "%s", name) < 0 ? -1
+                                                                                               : 0;
 }
 
 int main(int argc, char **argv)
