@@ -369,16 +369,18 @@ void prec_plan_make(const prec_options *o, const net_def *net, prec_plan *plan)
         /* the format its input is in; of two inputs the wider (autocast's
          * promote: fp32 over the low format) */
         ak_dtype in = l->in >= 0 ? plan->run[l->in] : plan->input;
+        /* a kind outside the table (a test's) is on no list */
+        const bool white = k >= 0 && o->white[k], black = k >= 0 && o->black[k];
         if (l->in2 != NET_NO_INPUT && (l->in2 < 0 || plan->run[l->in2] == AK_F32)) in = AK_F32;
         ak_dtype run;
         switch (o->mode) {
         case PREC_O0: run = AK_F32; break;
         case PREC_O1:
             /* autocast: listed ops are cast, the others run in their input's format */
-            run = o->white[k] ? o->low : o->black[k] ? AK_F32 : in;
+            run = white ? o->low : black ? AK_F32 : in;
             break;
         default: /* O2, O3: the whole model in the low format */
-            run = o->black[k] ? AK_F32 : o->low;
+            run = black ? AK_F32 : o->low;
             break;
         }
         if (o->pinned[i]) run = AK_F32;
