@@ -85,6 +85,9 @@ extern "C" {
     OP(softmax_xent,                                                                               \
        (ak_backend * b, size_t batch, size_t classes, ak_tensor logits, const int32_t *labels,     \
         const float *scale, float *loss, ak_tensor dlogits, int32_t *correct))                     \
+    OP(nll_loss,                                                                                   \
+       (ak_backend * b, size_t batch, size_t classes, ak_tensor logp, const int32_t *labels,       \
+        const float *scale, float *loss, ak_tensor dlogp, int32_t *correct))                       \
     OP(mse, (ak_backend * b, ak_tensor pred, ak_tensor target, const float *scale, float *loss,    \
              ak_tensor dpred))                                                                     \
     OP(accumulate, (ak_backend * b, ak_tensor y, ak_tensor x))                                     \

@@ -479,6 +479,18 @@ int ak_avgpool_backward(ak_backend *b, size_t planes, size_t hw, ak_tensor dx, a
 int ak_softmax_xent(ak_backend *b, size_t batch, size_t classes, ak_tensor logits,
                     const int32_t *labels, const float *scale, float *loss, ak_tensor dlogits,
                     int32_t *correct);
+/* The loss in a low format: the negative log-likelihood of (batch, classes)
+ * log-probabilities logp (fp16 or bf16, e.g. ak_softmax_forward's
+ * log-softmax) as PyTorch's CUDA nll_loss computes it for that dtype (mean
+ * reduction; kernels/loss.c gives the order): *loss (backend memory) = the
+ * mean of -logp[r, label_r] summed in fp32, rounded to logp's dtype.
+ * dlogp (optional, logp's dtype) = the gradient of the scaled loss as
+ * autograd delivers it to a low-precision loss: -(scale rounded to the
+ * dtype) / batch at each label, +0 elsewhere (fp16 turns a scale of 65536
+ * into inf).  scale NULL means 1.  Labels and correct as ak_softmax_xent
+ * (correct on logp).  batch at most 2^24.  Bit for bit between backends. */
+int ak_nll_loss(ak_backend *b, size_t batch, size_t classes, ak_tensor logp, const int32_t *labels,
+                const float *scale, float *loss, ak_tensor dlogp, int32_t *correct);
 /* Mean squared error over all elements: *loss = mean (pred - target)^2
  * (summed in double); dpred (optional) = 2 (pred - target) / n * (*scale)
  * in double, rounded once to dpred's dtype.  Outputs are written, not

@@ -69,3 +69,43 @@ int ak_cpu_mse(ak_backend *b, ak_tensor pred, ak_tensor target, const float *sca
     ak_layer_store_f32(loss, sum / (double)n); /* n 0: NaN */
     return AK_OK;
 }
+
+int ak_cpu_nll_loss(ak_backend *b, size_t batch, size_t classes, ak_tensor logp,
+                    const int32_t *labels, const float *scale, float *loss, ak_tensor dlogp,
+                    int32_t *correct)
+{
+    for (size_t r = 0; r < batch; r++)
+        if (labels[r] < 0 || (size_t)labels[r] >= classes)
+            return ak_fail(b, AK_EINVAL, "ak_nll_loss", "labels[%zu] is %d, outside [0, %zu)", r,
+                           (int)labels[r], classes);
+    const fpe_format_id f = (fpe_format_id)logp.dtype;
+    uint32_t lane[AK_NLL_LANES] = {0}; /* +0 in fp32 */
+    int32_t hits = 0;
+    for (size_t r = 0; r < batch; r++) {
+        const size_t row = r * classes;
+        size_t amax = 0;
+        double m = logit(f, logp, row);
+        for (size_t j = 1; j < classes; j++) {
+            const double v = logit(f, logp, row + j);
+            if (ak_xent_ranks_above(v, (int64_t)j, m, (int64_t)amax)) {
+                m = v;
+                amax = j;
+            }
+        }
+        hits += amax == (size_t)labels[r];
+        uint32_t *acc = &lane[r % AK_NLL_LANES];
+        *acc = ak_nll_lane_sub(*acc, f, ak_load_bits(f, logp.data, row + (size_t)labels[r]));
+    }
+    uint32_t total = 0;
+    for (int t = 0; t < AK_NLL_LANES; t++)
+        total = ak_nll_f32_add(total, lane[t]);
+    const uint32_t l = ak_nll_loss_bits(f, total, batch);
+    *loss = ak_f32_from_bits(ak_layer_from_f64(FPE_FMT_F32, ak_elem_value(f, l)));
+    if (correct) *correct = hits;
+    if (!dlogp.data) return AK_OK;
+    const uint32_t g = ak_nll_grad_bits(f, scale ? (double)*scale : 1.0, batch);
+    for (size_t r = 0; r < batch; r++)
+        for (size_t j = 0; j < classes; j++)
+            ak_store_bits(f, dlogp.data, r * classes + j, j == (size_t)labels[r] ? g : 0u);
+    return AK_OK;
+}

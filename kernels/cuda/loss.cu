@@ -213,3 +213,94 @@ extern "C" int ak_cuda_mse(ak_backend *b, ak_tensor pred, ak_tensor target, cons
     }
     return finish(b, call, scratch, e);
 }
+
+/* ---- the loss in a low format: negative log-likelihood ---------------------- */
+/* One block per row (grid-stride over rows): whether the row's first
+ * maximal logp is its label, and its gradients (+0 but at the label; NaN
+ * for a bad label). */
+__global__ void nll_rows_kernel(size_t batch, size_t classes, ak_tensor logp, const int32_t *labels,
+                                const float *scale, ak_tensor dlogp, int *row_hit)
+{
+    __shared__ row_max shared_max[32];
+    const fpe_format_id f = (fpe_format_id)logp.dtype;
+    const uint32_t g = ak_nll_grad_bits(f, scale ? (double)*scale : 1.0, batch);
+    fpe_env env = fpe_env_default();
+    const uint32_t nan = fpe_default_nan(f, &env);
+    for (size_t r = blockIdx.x; r < batch; r += gridDim.x) {
+        const size_t row = r * classes;
+        row_max mx;
+        mx.value = -INFINITY;
+        mx.index = LLONG_MAX;
+        for (size_t j = threadIdx.x; j < classes; j += blockDim.x) {
+            row_max c;
+            c.value = logit_at(f, logp, row + j);
+            c.index = (long long)j;
+            mx = higher(mx, c);
+        }
+        mx = block_row_max(mx, shared_max);
+        const int32_t label = labels[r];
+        const bool label_ok = label >= 0 && (size_t)label < classes;
+        if (threadIdx.x == 0) row_hit[r] = label_ok && (size_t)mx.index == (size_t)label;
+        if (!dlogp.data) continue;
+        for (size_t j = threadIdx.x; j < classes; j += blockDim.x)
+            ak_store_bits(f, dlogp.data, row + j, !label_ok ? nan : j == (size_t)label ? g : 0u);
+    }
+}
+
+/* One block of AK_NLL_LANES threads: lane t's fp32 sum over rows t, t + 32,
+ * ..., the lanes added in order by thread 0, the loss and the count. */
+__global__ void nll_total_kernel(size_t batch, size_t classes, ak_tensor logp,
+                                 const int32_t *labels, const int *row_hit, float *loss,
+                                 int32_t *correct)
+{
+    __shared__ uint32_t lane[AK_NLL_LANES];
+    __shared__ int hits[AK_NLL_LANES];
+    const fpe_format_id f = (fpe_format_id)logp.dtype;
+    fpe_env env = fpe_env_default();
+    uint32_t acc = 0;
+    int h = 0;
+    for (size_t r = threadIdx.x; r < batch; r += AK_NLL_LANES) {
+        const int32_t label = labels[r];
+        const bool label_ok = label >= 0 && (size_t)label < classes;
+        const uint32_t x = label_ok ? ak_load_bits(f, logp.data, r * classes + (size_t)label)
+                                    : fpe_default_nan(f, &env);
+        acc = ak_nll_lane_sub(acc, f, x);
+        h += row_hit[r];
+    }
+    lane[threadIdx.x] = acc;
+    hits[threadIdx.x] = h;
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    uint32_t total = 0;
+    int32_t all = 0;
+    for (int t = 0; t < AK_NLL_LANES; t++) {
+        total = ak_nll_f32_add(total, lane[t]);
+        all += hits[t];
+    }
+    const uint32_t l = ak_nll_loss_bits(f, total, batch);
+    *loss = ak_f32_from_bits(ak_layer_from_f64(FPE_FMT_F32, ak_elem_value(f, l)));
+    if (correct) *correct = all;
+}
+
+extern "C" int ak_cuda_nll_loss(ak_backend *b, size_t batch, size_t classes, ak_tensor logp,
+                                const int32_t *labels, const float *scale, float *loss,
+                                ak_tensor dlogp, int32_t *correct)
+{
+    static const char call[] = "ak_nll_loss";
+    const cudaStream_t stream = ak_stream(b);
+    void *scratch = NULL;
+    if (batch > 0) AK_CUDA_TRY(b, call, cudaMallocAsync(&scratch, batch * sizeof(int), stream));
+    int *row_hit = (int *)scratch;
+    if (batch > 0) {
+        const unsigned block = classes <= 32 ? 32 : classes <= 1024 ? 128 : 256;
+        nll_rows_kernel<<<ak_grid(b, batch, 1), block, 0, stream>>>(batch, classes, logp, labels,
+                                                                    scale, dlogp, row_hit);
+    }
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) {
+        nll_total_kernel<<<1, AK_NLL_LANES, 0, stream>>>(batch, classes, logp, labels, row_hit,
+                                                         loss, correct);
+        e = cudaGetLastError();
+    }
+    return finish(b, call, scratch, e);
+}

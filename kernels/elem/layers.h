@@ -197,6 +197,60 @@ FPE_INLINE double ak_xent_grad(double x, double m, double s_rest, bool is_amax, 
     return delta / (double)batch * scale;
 }
 
+/* ---- negative log-likelihood in a low format --------------------------------
+ * The loss computed in fp16 or bf16 as PyTorch's CUDA nll_loss (mean
+ * reduction) computes it for a half or bfloat16 log-softmax
+ * (aten/src/ATen/native/cuda/Loss.cu, nll_loss_forward_reduce_cuda_kernel_2d
+ * and nll_loss_backward_reduce_cuda_kernel_2d, PyTorch 1.13 to 2.0): 32
+ * lanes, lane t subtracting logp[r, label_r] for r = t, t + 32, ... in fp32,
+ * then the lanes added in order; every fp32 operation is the emulator's, so
+ * both backends give the same bits. */
+#define AK_NLL_LANES 32
+
+/* acc - x in fp32, to nearest even (x read exactly from format f). */
+FPE_INLINE uint32_t ak_nll_lane_sub(uint32_t acc, fpe_format_id f, uint32_t x)
+{
+    fpe_env env = fpe_env_default();
+    return fpe_add_k(FPE_FMT_F32, &env, acc, ak_layer_from_f64(FPE_FMT_F32, ak_elem_value(f, x)),
+                     true);
+}
+
+/* a + b in fp32, to nearest even. */
+FPE_INLINE uint32_t ak_nll_f32_add(uint32_t a, uint32_t b)
+{
+    fpe_env env = fpe_env_default();
+    return fpe_add_k(FPE_FMT_F32, &env, a, b, false);
+}
+
+/* The loss from the lanes' total (fp32 bits) over batch rows: total / batch
+ * in fp32, then rounded to f (static_cast<scalar_t>(output_acc /
+ * total_weight_acc)); a NaN as the default NaN. */
+FPE_INLINE uint32_t ak_nll_loss_bits(fpe_format_id f, uint32_t total, size_t batch)
+{
+    fpe_env env = fpe_env_default();
+    const uint32_t q =
+        fpe_div_k(FPE_FMT_F32, &env, total, ak_layer_from_f64(FPE_FMT_F32, (double)batch));
+    return ak_layer_from_f64(f, ak_elem_value(FPE_FMT_F32, q));
+}
+
+/* The gradient every label's log-probability gets, in f: autograd hands the
+ * low-precision loss the fp32 scale cast to f (the product of an f loss and
+ * an fp32 scale is fp32; its gradient is cast back to the loss's dtype, so
+ * fp16 makes 65536 an infinity), then g = -(that / total_weight) with
+ * total_weight = batch stored in f, the division as c10::Half's operator/
+ * (in fp32, then rounded to f).  scale NaN or a NaN quotient: the default
+ * NaN. */
+FPE_INLINE uint32_t ak_nll_grad_bits(fpe_format_id f, double scale, size_t batch)
+{
+    fpe_env env = fpe_env_default();
+    const uint32_t g0 = ak_layer_from_f64(f, scale);
+    const uint32_t n = ak_layer_from_f64(f, (double)batch);
+    const uint32_t q =
+        fpe_div_k(FPE_FMT_F32, &env, ak_layer_from_f64(FPE_FMT_F32, ak_elem_value(f, g0)),
+                  ak_layer_from_f64(FPE_FMT_F32, ak_elem_value(f, n)));
+    return ak_layer_from_f64(f, -ak_elem_value(FPE_FMT_F32, q));
+}
+
 /* ---- mean squared error ----------------------------------------------------- */
 FPE_INLINE double ak_mse_diff(fpe_format_id fp, fpe_format_id ft, uint32_t pred, uint32_t target)
 {

@@ -3,7 +3,8 @@
  * one ulp of its dtype, correct exactly) and mean squared error (loss
  * within one fp32 ulp, gradient bit for bit), NaN and the sign of
  * infinities checked explicitly; cuda's handling of bad labels; LeNet and
- * MLP classifier shapes and larger ones; a language model's rows (GPT-2's
+ * MLP classifier shapes and larger ones; the loss in a low format
+ * (nll_loss) bit for bit, with cuda's bad labels; a language model's rows (GPT-2's
  * 50257 classes with extreme rows, and batch x context rows of a character
  * vocabulary); guard regions on both backends,
  * the scalar outputs included. */
@@ -330,6 +331,94 @@ GO_CASE(mse_within_bound)
                       kt_dtypes[combo / 9], v, &three);
 }
 
+/* ---- the loss in a low format: bit for bit --------------------------------------------- */
+/* ak_nll_loss on both backends: the loss, correct and every gradient bit
+ * for bit (kernels/loss.c); labels_gpu may hold bad labels, whose rows
+ * cuda makes NaN. */
+static void check_nll(const go_cmp *cmp, size_t batch, size_t classes, ak_dtype dt,
+                      const uint32_t *logp, const int32_t *labels_cpu, const int32_t *labels_gpu,
+                      const float *scale, float *loss_gpu)
+{
+    const size_t n = batch * classes;
+    kt_twin tl = twin_alloc(n, dt), td = twin_alloc(n, dt), lab = twin_alloc(batch, AK_F32),
+            sc = twin_alloc(1, AK_F32), loss = twin_alloc(1, AK_F32),
+            correct = twin_alloc(1, AK_F32);
+    kt_twin_put(&tl, logp);
+    kt_buf_upload(&lab.c, labels_cpu);
+    kt_buf_upload(&lab.g, labels_gpu);
+    if (scale) kt_twin_upload(&sc, scale);
+    ak_backend *bk[2] = {cpu, gpu};
+    kt_buf *t[2] = {&tl.c, &tl.g}, *d[2] = {&td.c, &td.g}, *lb[2] = {&lab.c, &lab.g},
+           *s[2] = {&sc.c, &sc.g}, *l[2] = {&loss.c, &loss.g}, *k[2] = {&correct.c, &correct.g};
+    float lv[2];
+    int32_t cv[2];
+    for (int i = 0; i < 2; i++) {
+        const int rc = ak_nll_loss(bk[i], batch, classes, t[i]->t, (const int32_t *)lb[i]->t.data,
+                                   scale ? (const float *)s[i]->t.data : NULL,
+                                   (float *)l[i]->t.data, d[i]->t, (int32_t *)k[i]->t.data);
+        ck_assert_msg(rc == AK_OK, "%s: %s", ak_backend_name(bk[i]), ak_error(bk[i]));
+        kt_buf_download(l[i], &lv[i]);
+        kt_buf_download(k[i], &cv[i]);
+    }
+    *loss_gpu = lv[1];
+    if (labels_cpu == labels_gpu) {
+        ck_assert_msg(kt_f32_bits(lv[0]) == kt_f32_bits(lv[1]),
+                      "nll loss: cpu %a cuda %a (%zux%zu %s)", (double)lv[0], (double)lv[1], batch,
+                      classes, ak_dtype_name(dt));
+        ck_assert_int_eq(cv[0], cv[1]);
+        ck_assert_msg(go_compare_twin("dlogp", cmp, &td, NULL, NULL) == 0, "%zux%zu %s", batch,
+                      classes, ak_dtype_name(dt));
+    }
+    kt_twin_free(&tl);
+    kt_twin_free(&td);
+    kt_twin_free(&lab);
+    kt_twin_free(&sc);
+    kt_twin_free(&loss);
+    kt_twin_free(&correct);
+}
+
+GO_CASE(nll_bits)
+{
+    const go_cmp *cmp = &c->cmp;
+    ts_rng r;
+    ts_rng_init(&r, ts_seed() + 34);
+    /* a character vocabulary's batch x context rows, lanes not all filled,
+     * one row, a long vocabulary, no rows */
+    static const size_t shapes[][2] = {{2048, 96}, {33, 10}, {1, 7}, {5, 50257}, {0, 4}};
+    static const float scales[] = {1.0f, 1024.0f, 65536.0f, 3.0f, 0x1p-20f};
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+        for (int dt = 0; dt < 2; dt++) {
+            const size_t batch = shapes[sh][0], classes = shapes[sh][1], n = batch * classes;
+            uint32_t *logp = malloc(n * 4 + 4);
+            int32_t *labels = malloc(batch * 4 + 4);
+            for (size_t i = 0; i < n; i++)
+                logp[i] = kt_from_f64(kt_dtypes[dt], -12.0 * ts_uniform(&r));
+            for (size_t b = 0; b < batch; b++)
+                labels[b] = (int32_t)ts_below(&r, (uint32_t)classes);
+            if (batch > 3) logp[3 * classes] = kt_from_f64(kt_dtypes[dt], NAN);
+            float got;
+            for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++)
+                check_nll(cmp, batch, classes, kt_dtypes[dt], logp, labels, labels, &scales[k],
+                          &got);
+            check_nll(cmp, batch, classes, kt_dtypes[dt], logp, labels, labels, NULL, &got);
+            free(logp);
+            free(labels);
+        }
+}
+
+/* cuda's bad labels: the loss is NaN (the cpu rejects them). */
+GO_CASE(nll_bad_labels_on_cuda)
+{
+    (void)c;
+    uint32_t logp[12];
+    for (int i = 0; i < 12; i++)
+        logp[i] = kt_from_f64(AK_F16, -1.0 - i);
+    const int32_t good[4] = {0, 1, 2, 0}, bad[4] = {0, 3, -1, 0};
+    float got;
+    check_nll(&c->cmp, 4, 3, AK_F16, logp, good, bad, NULL, &got);
+    ck_assert_msg(isnan(got), "cuda's loss with bad labels: %a", (double)got);
+}
+
 /* The gradients: dlogits within one ulp of their dtype (NaN: the default
  * NaN on both), dpred bit for bit; the losses as loss_cmp. */
 #define XENT_CMP                                                                                   \
@@ -342,5 +431,7 @@ static const go_case rows[] = {
     {"softmax_xent", "softmax_bad_labels_on_cuda", 1, softmax_bad_labels_on_cuda, XENT_CMP},
     {"softmax_xent", "softmax_empty_batch", 1, softmax_empty_batch, XENT_CMP},
     {"mse", "mse_within_bound", 1, mse_within_bound, GO_BITS},
+    {"nll_loss", "nll_bits", 1, nll_bits, GO_BITS},
+    {"nll_loss", "nll_bad_labels_on_cuda", 1, nll_bad_labels_on_cuda, GO_BITS},
 };
 GO_FAMILY(loss, rows);
