@@ -143,6 +143,10 @@ int model_create(ak_backend *b, const net_def *net, const prec_plan *plan, size_
         if (!rc) rc = ak_zero(b, m->labels, label_rows * sizeof(int32_t));
         if (rc) rc = ut_fail(msg, msg_len, rc, "%s", ak_error_text(b));
     }
+    if (!rc && net->loss == NET_XENT && plan->loss != AK_F32)
+        rc = alloc_t(m, label_rows * net->outputs, plan->loss, &m->logp, msg, msg_len);
+    if (!rc && net->loss == NET_XENT && plan->loss != AK_F32)
+        rc = alloc_t(m, label_rows * net->outputs, plan->loss, &m->dlogp, msg, msg_len);
     if (!rc) rc = ak_alloc(b, sizeof(float), (void **)&m->loss);
     if (!rc) rc = ak_alloc(b, sizeof(int32_t), (void **)&m->correct);
     if (rc) ut_fail(msg, msg_len, rc, "%s", ak_error_text(b));
@@ -189,6 +193,8 @@ void model_free(model *m)
     free_t(m, &m->x);
     free_t(m, &m->target);
     free_t(m, &m->dx_tmp);
+    free_t(m, &m->logp);
+    free_t(m, &m->dlogp);
     free_t(m, &m->dx2_tmp);
     ak_free(m->b, m->labels);
     ak_free(m->b, m->loss);
@@ -327,6 +333,23 @@ static int forward_layer(model *m, int i, size_t rows, bool training)
     return rc ? rc : l->kind->forward(&io);
 }
 
+/* The cross-entropy in the low format (plan.loss), as F.cross_entropy on a
+ * half tensor on CUDA: log-softmax with fp32 accumulation rounded to the
+ * format, nll_loss on it (the scale's gradient rounded to the format), the
+ * log-softmax's backward into the logits' gradient. */
+static int low_loss(model *m, size_t n, ak_tensor logits, const float *scale, ak_tensor dlogits)
+{
+    const size_t c = m->net.outputs;
+    const ak_softmax_args a = {
+        .rows = n, .cols = c, .log = true, .causal_t = 0, .scale = 1.0f, .acc = AK_F32};
+    const ak_tensor logp = rows_of(m->logp, n, c);
+    const ak_tensor dlogp = dlogits.data ? rows_of(m->dlogp, n, c) : ak_tensor_none();
+    int rc = ak_softmax_forward(m->b, &a, logp, logits);
+    if (!rc) rc = ak_nll_loss(m->b, n, c, logp, m->labels, scale, m->loss, dlogp, m->correct);
+    if (!rc && dlogits.data) rc = ak_softmax_backward(m->b, &a, dlogits, dlogp, logp);
+    return rc;
+}
+
 static int loss(model *m, size_t rows, const float *scale, bool backward)
 {
     const int last = m->net.n_layers - 1;
@@ -334,6 +357,8 @@ static int loss(model *m, size_t rows, const float *scale, bool backward)
     const ak_tensor logits = rows_of(m->act[last], n, m->net.outputs);
     const ak_tensor dlogits =
         backward ? rows_of(m->dact[last], n, m->net.outputs) : ak_tensor_none();
+    if (m->net.loss == NET_XENT && m->plan.loss != AK_F32)
+        return low_loss(m, n, logits, scale, dlogits);
     if (m->net.loss == NET_XENT)
         return ak_softmax_xent(m->b, n, m->net.outputs, logits, m->labels, scale, m->loss, dlogits,
                                m->correct);

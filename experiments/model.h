@@ -54,6 +54,7 @@ typedef struct model {
     ak_tensor dact[NET_MAX_LAYERS];     /* gradient of the loss w.r.t. act[i] (run[i]) */
     ak_tensor dx_tmp, dx2_tmp;          /* dx, dx2 in the layer's format before a cast or a sum */
     float *loss;                        /* backend memory: the batch's mean loss */
+    ak_tensor logp, dlogp; /* the loss in a low format (plan.loss): log-softmax, its gradient */
     /* dropout's random bits: the run's seed and the step (set before each
      * training step; a layer's mask is a function of both) */
     uint64_t rng_seed, rng_step;

@@ -363,6 +363,8 @@ void prec_plan_make(const prec_options *o, const net_def *net, prec_plan *plan)
     plan->input = AK_F32;
     plan->tf32 = o->tf32;
     plan->embed_acc = o->embed_acc_low && o->mode != PREC_O0 ? o->low : AK_F32;
+    /* on no list the loss stays fp32, where every framework's list keeps it */
+    plan->loss = o->mode != PREC_O0 && amp_class_list(o, "loss") > 0 ? o->low : AK_F32;
     for (int i = 0; i < net->n_layers; i++) {
         const net_layer *l = &net->layers[i];
         const int k = layer_index(l->kind);

@@ -134,6 +134,10 @@ typedef struct prec_plan {
     /* the embedding backward's sums into rows: fp32 (PyTorch's CUDA
      * kernel's acc_type) or the low format (--embedding-accumulation low) */
     ak_dtype embed_acc;
+    /* the loss: fp32 (the cross-entropy in double from the logits) unless
+     * the "loss" op class is white-listed in O1-O3: then the low format
+     * (log-softmax rounded to it, PyTorch's CUDA nll_loss on it) */
+    ak_dtype loss;
     /* parameters kept in fp32 while the layer's activations are low
      * (keep_batchnorm_fp32: BatchNorm's affine weights) */
     bool params_f32[NET_MAX_LAYERS];

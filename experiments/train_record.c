@@ -74,6 +74,7 @@ int train_describe(train_state *r, const train_options *o, rec_run *into, char *
     rec_run_set_int(into, "batch", (int64_t)o->batch);
     rec_run_set_real(into, "lr", o->opt.lr);
     rec_run_set_int(into, "seed", (int64_t)o->seed);
+    if (r->plan.loss != AK_F32) rec_run_set_string(into, "loss_dtype", ak_dtype_name(r->plan.loss));
     train_record_scaler_notes(o, into);
     record_amp_lists(o, into);
     return rc;

@@ -219,6 +219,11 @@ int train_prepare(train_state *r, train_options *o, char *msg, size_t len)
     if (o->pin_spec && prec_pin_layers(&o->prec, &r->net, o->pin_spec, why, sizeof why) != 0)
         return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     prec_plan_make(&o->prec, &r->net, &r->plan);
+    if (r->plan.loss != AK_F32 && r->net.loss != NET_XENT)
+        return ut_fail(msg, len, TRAIN_EINPUT,
+                       "--white-list loss: %s's mean squared error has no %s variant (the "
+                       "cross-entropy nets' loss can run in it)",
+                       r->net.name, ak_dtype_name(r->plan.loss));
     if (ak_scaler_validate(&o->scaler, why, sizeof why) != 0)
         return ut_fail(msg, len, TRAIN_EINPUT, "%s", why);
     int rc = check_inputs(o, &r->net, msg, len);

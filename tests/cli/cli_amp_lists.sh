@@ -5,7 +5,8 @@
 # then --white-list relu and -OP removals as run.json records them (the lists
 # by op class, written by hand from the sources: autocast keeps softmax,
 # layer_norm and the losses fp32, MindSpore's O1 white-lists ReLU);
-# --keep-batchnorm-fp32 and each framework's default for the mode.
+# --keep-batchnorm-fp32 and each framework's default for the mode; the loss in fp16 or
+# bf16 (--white-list loss): its first step overflows at 65536 in fp16, not in bf16.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 A=$AMPSCOPE
@@ -105,6 +106,49 @@ run "$A" train "${SN[@]}" --mode O1 --out "$TMP/none"
 expect_status 0
 CHECKS=$((CHECKS + 1))
 grep -q 'amp_lists\|keep_batchnorm' "$TMP/none/run.json" && fail "run.json names the lists"
+
+# ---- the loss in the low format (--white-list loss) ----
+# PyTorch's initial scale 65536 rounds to inf in fp16, so the gradient of an fp16 loss
+# overflows at the first step: found_inf, skipped, the scale halved to 32768, which fits;
+# the recorded losses are fp16 values (4 <= loss < 8: a multiple of 2^-8).  bf16 keeps 2^16.
+TF=(--net transformer --width 16 --depth 1 --heads 2 --context 8 --batch 4 --steps 3
+    --backend cpu --no-progress --stats-every 0 --hist-every 0 --trace-every 0 --loss-scale pytorch)
+run "$A" train "${TF[@]}" --mode O2 --white-list loss --out "$TMP/lowloss"
+expect_status 0
+check "fp16 loss: scale" "$(col "$TMP/lowloss" 4)" "65536 32768 32768 "
+check "fp16 loss: found_inf" "$(col "$TMP/lowloss" 5)" "1 0 0 "
+check "fp16 loss: skipped" "$(col "$TMP/lowloss" 6)" "1 0 0 "
+CHECKS=$((CHECKS + 1))
+awk -F, 'NR > 1 && ($3 * 256 != int($3 * 256) || $3 < 4 || $3 >= 8) { bad = 1 } END { exit bad }' \
+    "$TMP/lowloss/steps.csv" || fail "fp16 losses are not multiples of 2^-8 in [4, 8)"
+has "fp16 loss" "$TMP/lowloss/run.json" '"loss_dtype": "fp16"'
+run "$A" train "${TF[@]}" --mode O2 --out "$TMP/f32loss"
+expect_status 0
+# (at this size the fp16 model overflows at the second step whatever the loss: only the
+# first step tells the loss's format)
+check "fp32 loss: first step's found_inf" "$(col "$TMP/f32loss" 5 | cut -d' ' -f1)" "0"
+CHECKS=$((CHECKS + 1))
+grep -q '"loss_dtype"' "$TMP/f32loss/run.json" && fail "an fp32 loss names loss_dtype"
+run "$A" train "${TF[@]}" --mode O2 --dtype bf16 --white-list loss --out "$TMP/bfloss"
+expect_status 0
+check "bf16 loss: found_inf" "$(col "$TMP/bfloss" 5)" "0 0 0 "
+has "bf16 loss" "$TMP/bfloss/run.json" '"loss_dtype": "bf16"'
+# a preset keeps the loss fp32; -loss takes it off the black list, and off every list it
+# stays fp32; O0 ignores the lists
+run "$A" train "${TF[@]}" --mode O2 --amp-lists pytorch --black-list -loss --out "$TMP/offlist"
+expect_status 0
+check "loss on no list: first step's found_inf" "$(col "$TMP/offlist" 5 | cut -d' ' -f1)" "0"
+CHECKS=$((CHECKS + 1))
+grep -q '"loss_dtype"' "$TMP/offlist/run.json" && fail "the loss on no list ran in fp16"
+run "$A" train "${TF[@]}" --mode O0 --white-list loss --out "$TMP/o0loss"
+expect_status 0
+CHECKS=$((CHECKS + 1))
+grep -q '"loss_dtype"' "$TMP/o0loss/run.json" && fail "O0 ran the loss in a low format"
+run "$A" train "${SN[@]}" --mode O2 --white-list loss --out "$TMP/mseloss"
+expect_status 2
+expect_err_has "--white-list loss: simplenet's mean squared error has no fp16 variant"
+one_line
+nothing "$TMP/mseloss"
 
 # ---- a sweep grid over the presets ----
 run "$A" sweep --grid "amp_lists=pytorch,paddle" "${SN[@]}" --mode O1 --out "$TMP/sw" --jobs 1

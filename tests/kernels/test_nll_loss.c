@@ -173,6 +173,37 @@ START_TEST(nll_loss_lanes_and_many_rows)
 }
 END_TEST
 
+/* The gradient against a finite difference of the loss, in values that the
+ * low format holds exactly: 4 rows whose labels' logp are -1 give 1.0;
+ * moving one to -1.25 gives 1.0625, a slope of -0.25 = -1/4, the gradient
+ * at scale 1; every other logp leaves the loss unchanged (slope 0). */
+START_TEST(nll_loss_gradient_matches_finite_differences)
+{
+    ak_backend *b = kt_open_cpu();
+    for (int d = 0; d < 2; d++) {
+        const ak_dtype dt = kt_dtypes[d];
+        uint32_t logp[8];
+        int32_t labels[4] = {0, 1, 0, 1};
+        for (int i = 0; i < 8; i++)
+            logp[i] = kt_from_f64(dt, (i % 2) == labels[i / 2] ? -1.0 : -4.0);
+        nll_out base, moved;
+        ck_assert_int_eq(run_nll(b, 4, 2, dt, logp, labels, NULL, true, &base), AK_OK);
+        ck_assert_float_eq(base.loss, 1.0f);
+        for (int i = 0; i < 8; i++) {
+            uint32_t p[8];
+            memcpy(p, logp, sizeof p);
+            const double x = kt_value(dt, logp[i]);
+            p[i] = kt_from_f64(dt, x - 0.25);
+            ck_assert_int_eq(run_nll(b, 4, 2, dt, p, labels, NULL, false, &moved), AK_OK);
+            const double slope = ((double)moved.loss - (double)base.loss) / -0.25;
+            ck_assert_msg(slope == kt_value(dt, base.dlogp[i]), "%s logp[%d]: slope %g, dlogp %g",
+                          ak_dtype_name(dt), i, slope, kt_value(dt, base.dlogp[i]));
+        }
+    }
+    ak_close(b);
+}
+END_TEST
+
 START_TEST(nll_loss_nan_and_empty)
 {
     ak_backend *b = kt_open_cpu();
@@ -243,6 +274,7 @@ int main(void)
     tcase_add_test(tc, nll_loss_bf16_keeps_the_scale);
     tcase_add_test(tc, nll_loss_is_rounded_to_the_dtype);
     tcase_add_test(tc, nll_loss_lanes_and_many_rows);
+    tcase_add_test(tc, nll_loss_gradient_matches_finite_differences);
     tcase_add_test(tc, nll_loss_nan_and_empty);
     tcase_add_test(tc, nll_loss_bad_arguments_named);
     suite_add_tcase(s, tc);
