@@ -38,8 +38,8 @@ extern const repro_plan repro_plans[];
 
 /* The new nets' sizes per level (fp32list.c, embedding.c, bf16.c, batchnorm.c) */
 typedef struct repro_net_plan {
-    const char *tf_width, *tf_depth, *tf_heads, *tf_context, *tf_steps; /* transformer */
-    const char *rn_width, *rn_subset, *rn_steps;                        /* resnet */
+    const char *tf_width, *tf_depth, *tf_heads, *tf_context, *tf_steps, *tf_lr; /* transformer */
+    const char *rn_width, *rn_subset, *rn_steps;                                /* resnet */
     const char *stats_every;
 } repro_net_plan;
 
@@ -198,6 +198,27 @@ int repro_loss_curves(repro_study *s, const char *csv_name, const char *const *r
  * REPRO_E* status with the reason in s->msg (transformer.c). */
 int repro_train_tf(repro_study *s, const char *name, const char *mode, const char *dtype,
                    const char *scale, const char *key, const char *value);
+/* The same with a second option (key2 NULL: none). */
+int repro_train_tf2(repro_study *s, const char *name, const char *mode, const char *dtype,
+                    const char *scale, const char *key, const char *value, const char *key2,
+                    const char *value2);
+
+/* ---- embedding_probe.c: what the embedding's fp16 sums lose, measured directly ---- */
+/* windows of the training text in the probe's batch (the run's own batch) */
+#define REPRO_PROBE_WINDOWS 64
+typedef struct repro_embed_probe {
+    size_t batch, tokens; /* windows, and the tokens they hold */
+    size_t rows_touched;  /* distinct tokens: rows of wte with a nonzero sum */
+    int top_token;        /* the most frequent token (a wte row) */
+    size_t top_count;     /* its count: the terms its row sums */
+    uint64_t nonzero;     /* wte gradient elements nonzero with fp32 sums */
+    uint64_t differ;      /* elements whose fp16-sum gradient differs */
+    double rel_l2;        /* ||g16 - g32|| / ||g32|| over wte */
+    double top_rel_l2;    /* the same over the most frequent token's row */
+} repro_embed_probe;
+/* runs/run's checkpoint at scale (its final loss scale): 0, or -1 with the
+ * reason in s->msg. */
+int repro_embedding_probe(repro_study *s, const char *run, double scale, repro_embed_probe *out);
 
 /* ---- one function per section, in the report's order ---- */
 void repro_study_formats(repro_study *s);           /* formats.c */

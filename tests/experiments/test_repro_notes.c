@@ -250,9 +250,9 @@ START_TEST(new_sections_cite_their_csv)
     char *page = slurp(path);
     csv_table t;
 
-    /* the fp32 list: rows O0, lists in fp32, lists in fp16 */
+    /* the fp32 list: rows O0, lists in fp32, lists in fp16, the loss in fp16 */
     read_csv(dir, "fp32list.csv", &t);
-    ck_assert_uint_eq(t.rows, 4);
+    ck_assert_uint_eq(t.rows, 5);
     const char *fp16 = "tf-O2-fp16-lowlist", *fp32 = "tf-O2-fp16";
     for (size_t i = 1; i < t.rows; i++)
         ck_assert(fabs(num(field(&t, i, "loss_minus_O0")) -
@@ -269,6 +269,21 @@ START_TEST(new_sections_cite_their_csv)
         row_field(&t, "run", fp32, "nonfinite_values"), row_field(&t, "run", fp16, "final_loss"),
         row_field(&t, "run", fp32, "final_loss"), row_field(&t, "run", "tf-O0", "final_loss"),
         row_field(&t, "run", fp16, "loss_minus_O0"), row_field(&t, "run", fp32, "loss_minus_O0"));
+    const char *lossrun = "tf-O2-fp16-lowloss";
+    ASSERT_SAYS(page,
+                "the run found %s overflowing step(s) and skipped %s, against %s and %s with the "
+                "loss in fp32; final loss %s (%s from O0).",
+                row_field(&t, "run", lossrun, "found_inf_steps"),
+                row_field(&t, "run", lossrun, "skipped_steps"),
+                row_field(&t, "run", fp32, "found_inf_steps"),
+                row_field(&t, "run", fp32, "skipped_steps"),
+                row_field(&t, "run", lossrun, "final_loss"),
+                row_field(&t, "run", lossrun, "loss_minus_O0"));
+    /* 2^16 is inf in fp16: the fp16 loss's first step overflows, whatever the fp32 loss does */
+    ck_assert(num(row_field(&t, "run", lossrun, "found_inf_steps")) >= 1);
+    ck_assert(num(row_field(&t, "run", lossrun, "found_inf_steps")) >
+              num(row_field(&t, "run", fp32, "found_inf_steps")));
+    ASSERT_HAS(page, "The loss in fp16 cost overflows");
     /* ln(65504) = 16 ln 2 - ln(65536 / 65504) = 11.090355 - 0.000488 = 11.0899 (by hand) */
     ASSERT_HAS(page, "ln(65504) = 11.0899");
     csv_table_free(&t);
@@ -325,6 +340,26 @@ START_TEST(new_sections_cite_their_csv)
                 row_field(&t, "run", low, "wte_nonzero_updates"),
                 row_field(&t, "run", fp32, "wte_lost_updates"),
                 row_field(&t, "run", fp32, "wte_nonzero_updates"));
+    csv_table_free(&t);
+    /* the probe: one batch of the run's own size, the sentence from its row */
+    read_csv(dir, "embedding_probe.csv", &t);
+    ck_assert_uint_eq(t.rows, 2);
+    ck_assert_str_eq(field(&t, 1, "run"), fp32);
+    ck_assert(num(field(&t, 1, "tokens")) == num(field(&t, 1, "windows")) * 16); /* context 16 */
+    ck_assert(num(field(&t, 1, "wte_grad_differ")) <= num(field(&t, 1, "wte_grad_nonzero")));
+    ck_assert(num(field(&t, 1, "top_token_count")) <= num(field(&t, 1, "tokens")));
+    ASSERT_SAYS(page,
+                "one batch of %s windows (%s tokens) sums into %s rows of wte, the most frequent "
+                "token (byte %s) %s times. Summed in fp16, %s of the %s nonzero gradient elements "
+                "of wte differ from the fp32 sums (%s of them); the relative error is %s over wte "
+                "and %s over that token&#39;s row.",
+                field(&t, 1, "windows"), field(&t, 1, "tokens"), field(&t, 1, "wte_rows_touched"),
+                field(&t, 1, "top_token_byte"), field(&t, 1, "top_token_count"),
+                field(&t, 1, "wte_grad_differ"), field(&t, 1, "wte_grad_nonzero"),
+                field(&t, 1, "differ_frac_of_nonzero"), field(&t, 1, "wte_rel_l2_error"),
+                field(&t, 1, "top_row_rel_l2_error"));
+    csv_table_free(&t);
+    read_csv(dir, "embedding.csv", &t);
     /* fp16: 11 significant bits, so below 2^-12 of the sum is lost */
     ASSERT_HAS(page, "keeps 11 significant bits, so a token&#39;s gradient below 2^-12");
     csv_table_free(&t);
