@@ -1,13 +1,16 @@
 /* peer_ops.c: the layer kinds no net of `ampscope grad` holds (gelu_tanh,
- * dropout, softmax and log_softmax as layers), in one small peer-only net
- * on the cpu backend, fp32 (O0):
- *     fc1 (linear 16) gelu_tanh drop1 (dropout 0.25) fc2 (linear 16) softmax
- *     fc3 (linear 16) log_softmax, MSE against targets
+ * dropout, softmax and log_softmax as layers) and BatchNorm's eval mode, in
+ * one small peer-only net on the cpu backend, fp32 (O0):
+ *     fc1 (linear 16) bn1 (batchnorm, 16 channels of 1 x 1) gelu_tanh drop1
+ *     (dropout 0.25) fc2 (linear 16) softmax fc3 (linear 16) log_softmax,
+ *     MSE against targets
  * over ROWS samples of 16 features.  Writes OUT.safetensors with the
  * weights (model_init_weights with SEED), the inputs "x", the targets
  * "target", the loss "loss" (one element), dropout's output "drop1.out"
- * (its zeros are the mask, for PyTorch to apply) and the gradients under
- * "grad.<name>".  A test helper (tests/peer), not part of the program.
+ * (its zeros are the mask, for PyTorch to apply), the gradients under
+ * "grad.<name>", bn1's running statistics after that training forward
+ * (under their names) and the loss of an eval forward with them after it,
+ * "eval.loss".  A test helper (tests/peer), not part of the program.
  *
  *   peer_ops SEED ROWS OUT.safetensors
  */
@@ -50,6 +53,7 @@ int main(int argc, char **argv)
     net.in_h = net.in_w = 1;
     net.loss = NET_MSE;
     if (add(&net, &layer_linear, "fc1", W, 0, why, sizeof why) ||
+        add(&net, &layer_batchnorm2d, "bn1", 0, 0, why, sizeof why) ||
         add(&net, &layer_gelu_tanh, "gelu1", 0, 0, why, sizeof why) ||
         add(&net, &layer_dropout, "drop1", 0, 0.25, why, sizeof why) ||
         add(&net, &layer_linear, "fc2", W, 0, why, sizeof why) ||
@@ -74,8 +78,8 @@ int main(int argc, char **argv)
     m->rng_step = 0;
     /* inputs and targets: fixed smooth functions of the index, exact in the file */
     float *x = malloc(rows * W * sizeof *x), *t = malloc(rows * W * sizeof *t);
-    float *drop = malloc(rows * W * sizeof *drop), loss = 0;
-    enum { NT = 2 * MODEL_MAX_PARAMS + 4 };
+    float *drop = malloc(rows * W * sizeof *drop), loss = 0, eval_loss = 0;
+    enum { NT = 2 * MODEL_MAX_PARAMS + 6 };
     st_tensor tensors[NT];
     float *host[NT] = {0};
     uint64_t shapes[NT][4];
@@ -89,14 +93,16 @@ int main(int argc, char **argv)
     if (ak_to_device(b, m->x.data, x, rows * W * sizeof *x) ||
         ak_to_device(b, m->target.data, t, rows * W * sizeof *t) ||
         model_forward_backward(m, rows, NULL) || ak_to_host(b, &loss, m->loss, sizeof loss) ||
-        ak_to_host(b, drop, m->act[drop_layer].data, rows * W * sizeof *drop)) {
+        ak_to_host(b, drop, m->act[drop_layer].data, rows * W * sizeof *drop) ||
+        model_forward(m, rows) || ak_to_host(b, &eval_loss, m->loss, sizeof eval_loss)) {
         fprintf(stderr, "peer_ops: %s\n", ak_error_text(b));
         goto done;
     }
     static char names[NT][NET_NAME_LEN + 24];
-    for (int i = 0; i < m->n_params; i++) {
+    for (int i = 0; i < m->n_tensors; i++) {
         model_param *p = &m->params[i];
-        for (int g = 0; g < 2; g++) {
+        /* the buffers (running statistics) have no gradient */
+        for (int g = 0; g < (i < m->n_params ? 2 : 1); g++) {
             host[n] = malloc(p->n * sizeof(float));
             if (!host[n]) goto done;
             if (g ? ak_to_host(b, host[n], p->grad.data, p->n * sizeof(float))
@@ -117,6 +123,7 @@ int main(int argc, char **argv)
     tensors[n++] = (st_tensor){"target", ST_F32, 2, batch, t};
     tensors[n++] = (st_tensor){"drop1.out", ST_F32, 2, batch, drop};
     tensors[n++] = (st_tensor){"loss", ST_F32, 1, one, &loss};
+    tensors[n++] = (st_tensor){"eval.loss", ST_F32, 1, one, &eval_loss};
     if (st_write(argv[3], tensors, (size_t)n, NULL, 0, why, sizeof why) != 0) {
         fprintf(stderr, "peer_ops: %s\n", why);
         goto done;
