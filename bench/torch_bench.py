@@ -238,12 +238,14 @@ def make_optimizer(torch, net, params, impl, capturable=False):
         kw["foreach"] = True
     elif impl == "fused":
         kw["fused"] = True
-    if capturable and name != "SGD" and impl != "fused":
-        kw["capturable"] = True
+    if capturable and name != "SGD":  # AdamW's step count on the device (fused too: its
+        kw["capturable"] = True           # step() refuses capture unless capturable)
     try:
         return cls(params, **kw)
     except (TypeError, RuntimeError, ValueError) as e:
-        raise Unavailable(f"{name}({', '.join(f'{k}={v}' for k, v in kw.items() if k in ('foreach', 'fused', 'capturable'))}): {one_line(e)}")
+        how = ", ".join(f"{k}={v}" for k, v in kw.items()
+                        if k in ("foreach", "fused", "capturable"))
+        raise Unavailable(f"{name}({how}): {one_line(e)}")
 
 
 def one_line(e):
@@ -257,7 +259,8 @@ class Caps:
         self.torch, self.dev = torch, dev
         self.cuda = dev.type == "cuda"
         self.has_compile = hasattr(torch, "compile")
-        self.compile_why = None if self.has_compile else f"torch {torch.__version__} has no torch.compile"
+        self.compile_why = None if self.has_compile else \
+            f"torch {torch.__version__} has no torch.compile"
         if self.has_compile:
             try:
                 import triton  # noqa: F401
@@ -292,8 +295,9 @@ class Caps:
                     with t.autocast(self.dev.type, dtype=dt):
                         y = t.nn.functional.linear(t.ones(2, 2, device=self.dev),
                                                    t.ones(2, 2, device=self.dev))
-                self._dtype_ok[key] = None if y.dtype == dt else \
-                    f"autocast on {self.dev.type} does not run {dtype_name} in torch {t.__version__}"
+                self._dtype_ok[key] = None if y.dtype == dt else (
+                    f"autocast on {self.dev.type} does not run {dtype_name} "
+                    f"in torch {t.__version__}")
             except Exception as e:  # noqa: BLE001
                 self._dtype_ok[key] = f"autocast {dtype_name} on {self.dev.type}: {one_line(e)}"
         return self._dtype_ok[key]
@@ -330,6 +334,7 @@ class Setup:
         if caps.cuda:
             torch.backends.cuda.matmul.allow_tf32 = tf32
             torch.backends.cudnn.allow_tf32 = tf32
+            torch.backends.cudnn.benchmark = True  # cuDNN picks its fastest convolutions
         if ac_name and not o2:
             why = caps.autocast_ok(ac_name)
             if why:
@@ -370,7 +375,13 @@ class Setup:
         else:
             self.params = self.masters = list(model.parameters())
             opt_params = self.params
-        self.opt = make_optimizer(torch, net, opt_params, impl, capturable=graphed)
+        try:
+            self.opt = make_optimizer(torch, net, opt_params, impl, capturable=graphed)
+        except Unavailable:
+            if not graphed or impl != "fused":
+                raise
+            impl = "foreach"  # fused and capturable together refused: foreach, capturable
+            self.opt = make_optimizer(torch, net, opt_params, impl, capturable=True)
         self.impl = impl
         if graphed and self.scaler is not None and not getattr(
                 self.opt, "_step_supports_amp_scaling", False):
@@ -581,20 +592,84 @@ def print_table(rows, out):
           file=out)
 
 
-def write_csv(rows, path):
+def job_order(a):
+    """(net, mode, variant) in the order they run: every eager and CUDA-graph
+    variant first (cheap), then the compiled ones, autocast modes first and the
+    variants that matter most first, so that a --budget-s that runs out leaves
+    the least useful rows out."""
+    compile_rank = ("compile-step-reduce-overhead", "compile-model", "compile-step",
+                    "compile-step-max-autotune", "compile-step-ca")
+    jobs = []
+    for ni, net in enumerate(a.nets):
+        for mi, mode in enumerate(a.modes):
+            for vi, v in enumerate(a.variants):
+                if not v.startswith("compile"):
+                    key = (0, ni, mi, vi)
+                else:
+                    group = 1 if mode.startswith("amp-") else 2
+                    key = (group, compile_rank.index(v), mi, ni)
+                jobs.append((key, (net, mode, v)))
+    return [j for _, j in sorted(jobs)]
+
+
+def run_one(torch, caps, a, peer_nets, r, net, mode, variant, data):
+    reset_dynamo(torch)
+    st = None
+    try:
+        st = Setup(torch, caps, a, peer_nets, net, mode, variant, data)
+        r["optimizer"] = f"{type(st.opt).__name__} {st.impl}"
+        ms, mn, host, warm_s, final = time_variant(torch, caps, a, st)
+        r.update(ms=ms, min=mn, host=host)
+        notes = [f"loss {final:.5g}", f"warm-up {warm_s:.1f} s"]
+        if variant.startswith("compile"):
+            notes.append(dynamo_counts(torch))
+        r["note"] = "; ".join(n for n in notes if n)
+    except Unavailable as e:
+        r["status"], r["note"] = "unavailable", str(e)
+    except Exception as e:  # noqa: BLE001 - a variant that fails is a row
+        r["status"], r["note"] = "failed", one_line(e)
+        if os.environ.get("TORCH_BENCH_TRACEBACK"):
+            traceback.print_exc()
+    finally:
+        del st
+        reset_dynamo(torch)
+        if caps.cuda:
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+
+
+def open_csv(path):
+    if not path:
+        return None
     import csv
     f = sys.stdout if path == "-" else open(path, "w", newline="")
-    w = csv.writer(f)
-    w.writerow(COLUMNS)
-    for r in rows:
-        ok = r["status"] == "ok"
-        w.writerow([r["device"], r["net"], r["mode"], r["dtype"], r["variant"],
-                    f"{r['ms']:.6g}" if ok else "", f"{r['min']:.6g}" if ok else "",
-                    f"{r['host']:.6g}" if ok else "", "yes" if r["fastest"] else "",
-                    r["status"], r["optimizer"], r["batch"], r["steps"], r["repeats"],
-                    r["torch"], r["device_name"], r["note"]])
-    if f is not sys.stdout:
-        f.close()
+    csv.writer(f).writerow(COLUMNS)
+    f.flush()
+    return f
+
+
+def csv_cells(r):
+    ok = r["status"] == "ok"
+    return [r["device"], r["net"], r["mode"], r["dtype"], r["variant"],
+            f"{r['ms']:.6g}" if ok else "", f"{r['min']:.6g}" if ok else "",
+            f"{r['host']:.6g}" if ok else "", "yes" if r["fastest"] else "",
+            r["status"], r["optimizer"], r["batch"], r["steps"], r["repeats"],
+            r["torch"], r["device_name"], r["note"]]
+
+
+def write_row(f, r):
+    import csv
+    csv.writer(f).writerow(csv_cells(r))
+    f.flush()
+
+
+def write_csv(rows, path):
+    import csv
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COLUMNS)
+        for r in rows:
+            w.writerow(csv_cells(r))
 
 
 def main(argv=None):
@@ -620,51 +695,38 @@ def main(argv=None):
           f"{a.repeats} x {a.steps} steps after {a.warmup} warm-up steps"
           f"{' (tiny sizes)' if a.tiny else ''}", flush=True)
     rows = []
-    start = time.perf_counter()
+    data = {}
     for net in a.nets:
         batch, size = net_sizes(a, net)
-        data = make_data(torch, net, batch, size, dev)
+        data[net] = make_data(torch, net, batch, size, dev)
         print(f"  {net}: batch {batch}, {size}, optimizer {optimizer_args(net)[0]}", flush=True)
-        for mode in a.modes:
-            amp_mode, dtype = MODES[mode][:2]
-            for variant in a.variants:
-                r = dict(device=device, net=net, mode=amp_mode, dtype=dtype, variant=variant,
-                         ms=None, min=None, host=None, fastest=False, status="ok", optimizer="",
-                         batch=batch, steps=a.steps, repeats=a.repeats, torch=torch.__version__,
-                         device_name=device_name, note="")
-                rows.append(r)
-                if a.budget_s and time.perf_counter() - start > a.budget_s:
-                    r["status"], r["note"] = "skipped", f"time budget ({a.budget_s:g} s) spent"
-                    continue
-                reset_dynamo(torch)
-                st = None
-                try:
-                    st = Setup(torch, caps, a, peer_nets, net, mode, variant, data)
-                    r["optimizer"] = f"{type(st.opt).__name__} {st.impl}"
-                    ms, mn, host, warm_s, final = time_variant(torch, caps, a, st)
-                    r.update(ms=ms, min=mn, host=host)
-                    notes = [f"loss {final:.5g}", f"warm-up {warm_s:.1f} s"]
-                    if variant.startswith("compile"):
-                        notes.append(dynamo_counts(torch))
-                    r["note"] = "; ".join(n for n in notes if n)
-                except Unavailable as e:
-                    r["status"], r["note"] = "unavailable", str(e)
-                except Exception as e:  # noqa: BLE001 - a variant that fails is a row
-                    r["status"], r["note"] = "failed", one_line(e)
-                    if os.environ.get("TORCH_BENCH_TRACEBACK"):
-                        traceback.print_exc()
-                finally:
-                    del st
-                    reset_dynamo(torch)
-                    if caps.cuda:
-                        torch.cuda.synchronize()
-                        torch.cuda.empty_cache()
-                status = f"{r['ms']:.4f} ms" if r["status"] == "ok" else r["status"]
-                print(f"    {net} {mode} {variant}: {status} {r['note']}", flush=True)
+    csv_out = open_csv(a.csv)
+    start = time.perf_counter()
+    for net, mode, variant in job_order(a):
+        batch, _ = net_sizes(a, net)
+        amp_mode, dtype = MODES[mode][:2]
+        r = dict(device=device, net=net, mode=amp_mode, dtype=dtype, variant=variant,
+                 ms=None, min=None, host=None, fastest=False, status="ok", optimizer="",
+                 batch=batch, steps=a.steps, repeats=a.repeats, torch=torch.__version__,
+                 device_name=device_name, note="", order=(a.nets.index(net),
+                                                          a.modes.index(mode),
+                                                          a.variants.index(variant)))
+        rows.append(r)
+        if a.budget_s and time.perf_counter() - start > a.budget_s:
+            r["status"], r["note"] = "skipped", f"time budget ({a.budget_s:g} s) spent"
+        else:
+            run_one(torch, caps, a, peer_nets, r, net, mode, variant, data[net])
+        status = f"{r['ms']:.4f} ms" if r["status"] == "ok" else r["status"]
+        print(f"    {net} {mode} {variant}: {status} {r['note']}", flush=True)
+        if csv_out:  # as each row is done: a run stopped by a timeout keeps what it did
+            write_row(csv_out, r)
+    if csv_out and csv_out is not sys.stdout:
+        csv_out.close()
+    rows.sort(key=lambda r: r["order"])
     mark_fastest(rows)
     print()
     print_table(rows, sys.stdout)
-    if a.csv:
+    if a.csv and a.csv != "-":  # again, in table order with the fastest marked
         write_csv(rows, a.csv)
     failed = [r for r in rows if r["status"] == "failed"]
     if a.strict and failed:
