@@ -186,23 +186,25 @@ def build_net(torch, peer_nets, net, size, attention):
     model = peer_nets.build(net, **size)
     if net == "transformer" and attention == "sdpa" and hasattr(torch.nn.functional,
                                                                 "scaled_dot_product_attention"):
+        sdpa = sdpa_attention(torch, peer_nets)
         for block in model.h:
-            block.attn.forward = sdpa_forward(torch, block.attn)
+            block.attn.__class__ = sdpa  # the same parameters, the fused attention kernels
     return model
 
 
-def sdpa_forward(torch, attn):
-    """peer_nets.Attention's function through the fused attention kernels."""
+def sdpa_attention(torch, peer_nets):
+    """peer_nets.Attention's function through F.scaled_dot_product_attention."""
     F = torch.nn.functional
 
-    def forward(x):
-        b, t, c = x.shape
-        d = c // attn.heads
-        q, k, v = (z.view(b, t, attn.heads, d).transpose(1, 2)
-                   for z in attn.c_attn(x).split(c, dim=2))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return attn.c_proj(y.transpose(1, 2).reshape(b, t, c))
-    return forward
+    class SdpaAttention(peer_nets.Attention):
+        def forward(self, x):
+            b, t, c = x.shape
+            d = c // self.heads
+            q, k, v = (z.view(b, t, self.heads, d).transpose(1, 2)
+                       for z in self.c_attn(x).split(c, dim=2))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
+    return SdpaAttention
 
 
 def make_data(torch, net, batch, size, dev):
