@@ -33,7 +33,10 @@ def read(paths):
                       if line.startswith(("backend,", "device,"))), None)
         if start is None:
             raise SystemExit(f"perf_table.py: {p}: no CSV header")
-        rows += list(csv.DictReader(text[start:]))
+        header = text[start]
+        # several runs appended to one file: each one's header again
+        rows += list(csv.DictReader([header] + [line for line in text[start + 1:]
+                                                if line != header]))
     return rows
 
 

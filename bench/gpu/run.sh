@@ -8,16 +8,19 @@
 #   bench   bench train --csv on cuda for simplenet (--tf32 --log), resnet
 #           and the transformer (ampscope's rows of issue 18); the PyTorch
 #           baseline bench/torch_bench.py (every net, mode and variant that
-#           fits in TORCH_BUDGET_S, default 300 s: eager, foreach, fused,
+#           fits in TORCH_BUDGET_S, default 240 s; TORCH_BENCH_ARGS adds
+#           its options, e.g. "--nets resnet --variants cuda-graph": eager, foreach, fused,
 #           CUDA-graph capture, then torch.compile of the model and of the
 #           whole step); bench/gpu/perf_table.py merging the two into
 #           docs/PERFORMANCE.md's rows (perf_table.md); then bench kernels
 #           on cuda and bench train on lenet5 (cpu and cuda)
 #
-# `bench` is sized for one 10-minute call (timeout_s 600); `checks` for
-# another.  $OUT (or ./gpu-out) brings back at most 8 files, so the logs
-# and CSV files go into one archive, gpu-out.tar.xz, beside device.txt,
-# summary.txt and perf_table.md; the summary is printed last.
+# `bench` is sized for one 10-minute call (timeout_s 600; it writes six
+# files, so that even a call stopped at its limit brings them back);
+# `checks` for another.  $OUT (or ./gpu-out) brings back at most 8 files,
+# so at the end the logs and CSV files go into one archive, gpu-out.tar.xz,
+# beside device.txt, summary.txt and perf_table.md; the merged table and
+# the summary are printed last.
 set -uo pipefail
 part=${1:-all}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -72,32 +75,38 @@ if [[ $part == bench || $part == all ]]; then
         local rc=$?
         note "$(printf '%-32s exit %3d  %4d s' "$name" "$rc" $((SECONDS - start)))"
     }
-    # ampscope's rows for issue 18, as CSV (one file a net) for perf_table.py
+    # ampscope's rows for issue 18, as CSV for perf_table.py (train.csv: one header a net)
+    : >"$out/train.csv"
     bench_csv() {
-        local name=$1 csv=$2
-        shift 2
+        local name=$1
+        shift
         local start=$SECONDS
         echo "== $name: $*" >>"$log"
-        timeout 240 "$@" >"$out/$csv" 2>>"$log"
+        local csv
+        csv=$(mktemp)
+        timeout 240 "$@" >"$csv" 2>>"$log"
         local rc=$?
-        cat "$out/$csv" >>"$log"
+        cat "$csv" >>"$log"
+        cat "$csv" >>"$out/train.csv"
+        rm -f "$csv"
         note "$(printf '%-32s exit %3d  %4d s' "$name" "$rc" $((SECONDS - start)))"
     }
-    bench_csv "train simplenet cuda" train-simplenet.csv "$A" bench train --net simplenet \
-        --backend cuda --tf32 --log --steps 200 --csv
-    bench_csv "train resnet cuda" train-resnet.csv "$A" bench train --net resnet --backend cuda \
+    bench_csv "train simplenet cuda" "$A" bench train --net simplenet --backend cuda --tf32 \
+        --log --steps 200 --csv
+    bench_csv "train resnet cuda" "$A" bench train --net resnet --backend cuda \
         --data "$carry/data" --csv
-    bench_csv "train transformer cuda" train-transformer.csv "$A" bench train --net transformer \
-        --backend cuda --data "$carry/fortunes" --csv
+    bench_csv "train transformer cuda" "$A" bench train --net transformer --backend cuda \
+        --data "$carry/fortunes" --csv
     # the PyTorch baseline: every variant that fits in the budget (the rest: rows 'skipped')
-    budget=${TORCH_BUDGET_S:-300}
+    budget=${TORCH_BUDGET_S:-240}
     start=$SECONDS
     echo "== pytorch baseline: bench/torch_bench.py --steps 50 --budget-s $budget" >>"$log"
+    read -ra extra <<<"${TORCH_BENCH_ARGS:-}" # e.g. "--nets resnet,transformer --modes amp-fp16"
     PYTHONUNBUFFERED=1 timeout $((budget + 120)) python3 bench/torch_bench.py --steps 50 \
-        --budget-s "$budget" --csv "$out/torch.csv" >"$out/torch.log" 2>&1
+        --budget-s "$budget" --csv "$out/torch.csv" "${extra[@]}" >>"$log" 2>&1
     rc=$?
     note "$(printf '%-32s exit %3d  %4d s' "pytorch baseline" "$rc" $((SECONDS - start)))"
-    python3 bench/gpu/perf_table.py --ampscope "$out"/train-*.csv --torch "$out/torch.csv" \
+    python3 bench/gpu/perf_table.py --ampscope "$out/train.csv" --torch "$out/torch.csv" \
         --variants >"$out/perf_table.md" 2>>"$log"
     note "$(printf '%-32s exit %3d' "perf_table.py" $?)"
     bench "kernels cuda" "$A" bench kernels --backend cuda
