@@ -111,13 +111,15 @@ def parse_args(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n", 2)[2])
     p.add_argument("--device", default="cuda", help="cuda (default) or cpu")
-    p.add_argument("--nets", default=",".join(NETS))
-    p.add_argument("--modes", default=",".join(MODES))
-    p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--nets", default=",".join(NETS), help="default: " + ",".join(NETS))
+    p.add_argument("--modes", default=",".join(MODES), help="default: " + ",".join(MODES))
+    p.add_argument("--variants", default=",".join(VARIANTS),
+                   help="default: all (" + ",".join(VARIANTS) + ")")
     p.add_argument("--steps", type=int, default=100, help="timed steps per repetition")
     p.add_argument("--warmup", type=int, default=10, help="untimed steps first (compilation)")
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--batch", type=int, default=0, help="0: the net's (512, 64, 64)")
+    p.add_argument("--batch", type=int, default=0,
+                   help="0: the net's (512, 64, 64); a size given applies to every net")
     p.add_argument("--width", type=int, default=0, help="0: the net's (4096, 16, 64)")
     p.add_argument("--depth", type=int, default=0, help="0: the net's (3, 1, 2)")
     p.add_argument("--heads", type=int, default=0, help="transformer (0: 4)")
