@@ -19,8 +19,9 @@
 # The PyTorch baseline (bench/torch_bench.py) and bench/gpu/perf_table.py
 # are tracked files: they travel with the working tree.
 #
-# Then, with the device tool: run(command="bench/gpu/run.sh",
-# carry=["build-gpu-carry"]).
+# Then, with the device tool: run(command="bench/gpu/run.sh bench",
+# carry=["build-gpu-carry"], timeout_s=600), and "bench/gpu/run.sh checks"
+# in another call.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build-gpu
@@ -112,4 +113,5 @@ for f in cookie definitions fortunes humorists literature people platitudes scie
     fi
 done
 du -sh "$carry"
-echo "ready: run(command=\"bench/gpu/run.sh\", carry=[\"build-gpu-carry\"])"
+echo "ready: run(command=\"bench/gpu/run.sh bench\", carry=[\"build-gpu-carry\"], timeout_s=600)"
+echo "       (and \"bench/gpu/run.sh checks\" in another call: each part fits in 10 minutes)"
