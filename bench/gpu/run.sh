@@ -30,10 +30,10 @@ out=${OUT:-$root/gpu-out}
 mkdir -p "$out"
 [[ -d $carry/bin ]] || { echo "run.sh: no $carry (run bench/gpu/build.sh here first)" >&2; exit 2; }
 case $part in checks | bench | all) ;; *) echo "run.sh: unknown part '$part'" >&2; exit 2 ;; esac
-if [[ ! -d /tmp/ampscope-libs/lib ]]; then
-    mkdir -p /tmp/ampscope-libs && tar -C /tmp/ampscope-libs -xJf "$carry/libs.tar.xz"
-fi
-export LD_LIBRARY_PATH=/tmp/ampscope-libs/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# this carry's libraries, unpacked afresh (not another build's left in /tmp)
+libs=$(mktemp -d /tmp/ampscope-libs.XXXXXX)
+tar -C "$libs" -xJf "$carry/libs.tar.xz" || { echo "run.sh: cannot unpack $carry/libs.tar.xz" >&2; exit 2; }
+export LD_LIBRARY_PATH=$libs/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 A=$carry/bin/ampscope
 declare -a summary=()
 note() { summary+=("$1"); }
