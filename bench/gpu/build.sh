@@ -5,17 +5,23 @@
 # Debian's -dev packages.
 #
 #   bench/gpu/build.sh            -> build-gpu/ (the build) and
-#                                    build-gpu-carry/ (what travels, ~15 MB):
+#                                    build-gpu-carry/ (what travels, ~30 MB):
 #     bin/          stripped ampscope and every gpu-labelled test program
 #     tests.txt     the gpu tests: name, then the command (paths relative
 #                   to the repository root)
 #     libs.tar.xz   the shared libraries they need that the GPU machine
 #                   lacks (GSL, OpenBLAS, MPFR, GMP, jansson, gfortran...)
 #     data/         a Fashion-MNIST subset (8192 training, 2048 test
-#                   samples, plain IDX) for the LeNet-5 timings
+#                   samples, plain IDX) for the LeNet-5 and ResNet timings
+#     fortunes/     the fortunes text (Debian's fortunes files that
+#                   ampscope's transformer reads) for its timings
 #
-# Then, with the device tool: run(command="bench/gpu/run.sh",
-# carry=["build-gpu-carry"]).
+# The PyTorch baseline (bench/torch_bench.py) and bench/gpu/perf_table.py
+# are tracked files: they travel with the working tree.
+#
+# Then, with the device tool: run(command="bench/gpu/run.sh bench",
+# carry=["build-gpu-carry"], timeout_s=600), and "bench/gpu/run.sh checks"
+# in another call.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build-gpu
@@ -45,7 +51,7 @@ if not tests or missing:
 PY
 
 rm -rf "$carry"
-mkdir -p "$carry/bin" "$carry/data" "$carry/lib"
+mkdir -p "$carry/bin" "$carry/data" "$carry/fortunes" "$carry/lib"
 python3 - "$build/gpu-tests.json" "$root" "$carry" <<'PY'
 import json, os, shutil, sys
 tests, root, carry = json.load(open(sys.argv[1]))["tests"], sys.argv[2], sys.argv[3]
@@ -77,7 +83,7 @@ for f in "$carry"/bin/*; do
 done | sort -u | grep -vE '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^/]*|libcuda|libcudart|libcublas|libcublasLt)\.so' |
     while read -r lib; do cp -L "$lib" "$carry/lib/"; done
 tar -C "$carry" -cJf "$carry/libs.tar.xz" lib
-rm -rf "$carry/lib"
+rm -rf "${carry:?}/lib"
 
 # a plain-IDX Fashion-MNIST subset
 python3 - /usr/share/datasets/fashion-mnist "$carry/data" <<'PY'
@@ -95,5 +101,17 @@ for split, n in (("train", 8192), ("t10k", 2048)):
     with open(os.path.join(dst, f"{split}-labels-idx1-ubyte"), "wb") as f:
         f.write(struct.pack(">II", magic, n) + body)
 PY
+# the transformer's text: the files ampscope reads (experiments/data_text.c's list)
+fortunes=/usr/share/games/fortunes
+for f in cookie definitions fortunes humorists literature people platitudes science \
+    songs-poems tao; do
+    if [[ -f $fortunes/$f ]]; then
+        cp -L "$fortunes/$f" "$carry/fortunes/"
+    else
+        echo "build.sh: no $fortunes/$f (apt-get install fortunes): the transformer's" \
+            "bench train row will fail on the GPU machine" >&2
+    fi
+done
 du -sh "$carry"
-echo "ready: run(command=\"bench/gpu/run.sh\", carry=[\"build-gpu-carry\"])"
+echo "ready: run(command=\"bench/gpu/run.sh bench\", carry=[\"build-gpu-carry\"], timeout_s=600)"
+echo "       (and \"bench/gpu/run.sh checks\" in another call: each part fits in 10 minutes)"

@@ -142,7 +142,7 @@ class Attention(nn.Module):
         q, k, v = (z.view(b, t, self.heads, d).transpose(1, 2)
                    for z in self.c_attn(x).split(c, dim=2))
         s = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d))
-        mask = torch.ones(t, t, dtype=torch.bool).tril()
+        mask = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
         p = F.softmax(s.masked_fill(~mask, float("-inf")), dim=-1)
         return self.c_proj((p @ v).transpose(1, 2).reshape(b, t, c))
 
@@ -185,7 +185,7 @@ class GPT(nn.Module):
         self.lm_head = nn.Linear(c, vocab, bias=False)
 
     def forward(self, ids):
-        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1]))
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1], device=ids.device))
         for block in self.h:
             x = block(x)
         return self.lm_head(self.ln_f(x))
