@@ -8,6 +8,22 @@ static double logit(fpe_format_id f, ak_tensor logits, size_t i)
     return ak_elem_value(f, ak_load_bits(f, logits.data, i));
 }
 
+/* The row's first maximal element (ak_xent_ranks_above): its index, and its
+ * value in *m. */
+static size_t row_argmax(fpe_format_id f, ak_tensor t, size_t row, size_t classes, double *m)
+{
+    size_t amax = 0;
+    *m = logit(f, t, row);
+    for (size_t j = 1; j < classes; j++) {
+        const double v = logit(f, t, row + j);
+        if (ak_xent_ranks_above(v, (int64_t)j, *m, (int64_t)amax)) {
+            *m = v;
+            amax = j;
+        }
+    }
+    return amax;
+}
+
 int ak_cpu_softmax_xent(ak_backend *b, size_t batch, size_t classes, ak_tensor logits,
                         const int32_t *labels, const float *scale, float *loss, ak_tensor dlogits,
                         int32_t *correct)
@@ -23,15 +39,8 @@ int ak_cpu_softmax_xent(ak_backend *b, size_t batch, size_t classes, ak_tensor l
     int32_t hits = 0;
     for (size_t r = 0; r < batch; r++) {
         const size_t row = r * classes, label = (size_t)labels[r];
-        size_t amax = 0;
-        double m = logit(fl, logits, row);
-        for (size_t j = 1; j < classes; j++) {
-            const double v = logit(fl, logits, row + j);
-            if (ak_xent_ranks_above(v, (int64_t)j, m, (int64_t)amax)) {
-                m = v;
-                amax = j;
-            }
-        }
+        double m;
+        const size_t amax = row_argmax(fl, logits, row, classes, &m);
         double s_rest = 0.0;
         if (ak_xent_row_ok(m))
             for (size_t j = 0; j < classes; j++)
@@ -83,15 +92,8 @@ int ak_cpu_nll_loss(ak_backend *b, size_t batch, size_t classes, ak_tensor logp,
     int32_t hits = 0;
     for (size_t r = 0; r < batch; r++) {
         const size_t row = r * classes;
-        size_t amax = 0;
-        double m = logit(f, logp, row);
-        for (size_t j = 1; j < classes; j++) {
-            const double v = logit(f, logp, row + j);
-            if (ak_xent_ranks_above(v, (int64_t)j, m, (int64_t)amax)) {
-                m = v;
-                amax = j;
-            }
-        }
+        double m;
+        const size_t amax = row_argmax(f, logp, row, classes, &m);
         hits += amax == (size_t)labels[r];
         uint32_t *acc = &lane[r % AK_NLL_LANES];
         *acc = ak_nll_lane_sub(*acc, f, ak_load_bits(f, logp.data, row + (size_t)labels[r]));

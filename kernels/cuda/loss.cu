@@ -62,6 +62,22 @@ __device__ __forceinline__ double logit_at(fpe_format_id f, const ak_tensor &log
     return ak_elem_value(f, ak_load_bits(f, logits.data, i));
 }
 
+/* The block's first maximal element of a row of t (every thread gets it). */
+__device__ row_max block_row_argmax(fpe_format_id f, const ak_tensor &t, size_t row, size_t classes,
+                                    row_max *shared)
+{
+    row_max mx;
+    mx.value = -INFINITY; /* ranks below every logit: its index is last */
+    mx.index = LLONG_MAX;
+    for (size_t j = threadIdx.x; j < classes; j += blockDim.x) {
+        row_max c;
+        c.value = logit_at(f, t, row + j);
+        c.index = (long long)j;
+        mx = higher(mx, c);
+    }
+    return block_row_max(mx, shared);
+}
+
 /* One block per row (grid-stride over rows). */
 __global__ void xent_rows_kernel(size_t batch, size_t classes, ak_tensor logits,
                                  const int32_t *labels, const float *scale, ak_tensor dlogits,
@@ -73,16 +89,7 @@ __global__ void xent_rows_kernel(size_t batch, size_t classes, ak_tensor logits,
     const double g_scale = scale ? (double)*scale : 1.0;
     for (size_t r = blockIdx.x; r < batch; r += gridDim.x) {
         const size_t row = r * classes;
-        row_max mx;
-        mx.value = -INFINITY; /* ranks below every logit: its index is last */
-        mx.index = LLONG_MAX;
-        for (size_t j = threadIdx.x; j < classes; j += blockDim.x) {
-            row_max c;
-            c.value = logit_at(fl, logits, row + j);
-            c.index = (long long)j;
-            mx = higher(mx, c);
-        }
-        mx = block_row_max(mx, shared_max);
+        const row_max mx = block_row_argmax(fl, logits, row, classes, shared_max);
         const int32_t label = labels[r];
         const bool label_ok = label >= 0 && (size_t)label < classes;
         /* a bad label makes the row NaN and reads nothing outside it */
@@ -228,16 +235,7 @@ __global__ void nll_rows_kernel(size_t batch, size_t classes, ak_tensor logp, co
     const uint32_t nan = fpe_default_nan(f, &env);
     for (size_t r = blockIdx.x; r < batch; r += gridDim.x) {
         const size_t row = r * classes;
-        row_max mx;
-        mx.value = -INFINITY;
-        mx.index = LLONG_MAX;
-        for (size_t j = threadIdx.x; j < classes; j += blockDim.x) {
-            row_max c;
-            c.value = logit_at(f, logp, row + j);
-            c.index = (long long)j;
-            mx = higher(mx, c);
-        }
-        mx = block_row_max(mx, shared_max);
+        const row_max mx = block_row_argmax(f, logp, row, classes, shared_max);
         const int32_t label = labels[r];
         const bool label_ok = label >= 0 && (size_t)label < classes;
         if (threadIdx.x == 0) row_hit[r] = label_ok && (size_t)mx.index == (size_t)label;
