@@ -90,16 +90,17 @@ static void help(FILE *out)
             "never rounded to fp32 first).  Weights, activations or gradients saved from any\n"
             "framework (PyTorch: safetensors.torch.save_file) can be compared with a run's.\n"
             "\n");
-    cli_print_options(out, inspect_options, 17);
+    cli_print_options(out, inspect_options, 20);
     fprintf(out, "\n"
-                 "--csv columns: " INSPECT_CSV_HEADER "\n"
+                 "The columns of --csv, one row per tensor and scale:\n"
+                 "  " INSPECT_CSV_HEADER "\n"
                  "(file as given, tensor as named in the file, dtype as stored, shape as\n"
-                 "120x400 (a scalar's is empty), scale and fractions and amax with %%.9g; a\n"
+                 "120x400 (a scalar's is empty), scale, fractions and amax with %%.9g; a\n"
                  "fraction of nothing (no nonzero values) is an empty field, as in the record; a\n"
-                 "field holding a comma, quote or line break is quoted, doubling its quotes).\n"
-                 "--hist bins are hist.csv's: e for 2^e <= |x| < 2^(e+1), zero, nonfinite; only\n"
-                 "nonzero bins, of the unscaled values.  The figures shade fp16's subnormal and\n"
-                 "normal ranges and mark bf16's, as the report's histograms do, for unscaled\n"
+                 "field holding a comma, quote or line break is quoted, its quotes doubled).\n"
+                 "The bins of --hist are hist.csv's: e for 2^e <= |x| < 2^(e+1), zero, nonfinite;\n"
+                 "only nonzero bins, of the unscaled values.  The figures shade fp16's subnormal\n"
+                 "and normal ranges and mark bf16's, as the report's histograms do, for unscaled\n"
                  "values.\n"
                  "\n"
                  "exit status: 0 done, 2 bad input (options, a missing, malformed or truncated\n"
@@ -226,7 +227,7 @@ static void table_row(const st_tensor *t, int name_w, int shape_w, const an_insp
 {
     char shape[256], a[32], b[32], c[32], d[32];
     shape_text(t, shape, sizeof shape);
-    printf("%-*s  %-5s %-*s %11.9g %12" PRIu64 " %9s %9s %10s %9s %9" PRIu64 " %11.6g\n", name_w,
+    printf("%-*s  %-5s %-*s %10.6g %12" PRIu64 " %9s %9s %10s %9s %9" PRIu64 " %11.6g\n", name_w,
            t->name, st_dtype_name(t->dtype), shape_w, shape, (double)r->scale, r->count,
            pct(r->zero, r->count, a), pct(r->flushed, r->nonzero, b),
            pct(r->subnormal, r->nonzero, c), pct(r->overflowed, r->nonzero, d), r->nonfinite,
@@ -236,7 +237,7 @@ static void table_row(const st_tensor *t, int name_w, int shape_w, const an_insp
 static void table_head(const char *file, size_t n, const char *target, int name_w, int shape_w)
 {
     printf("%s: %zu tensor%s, cast to %s\n", file, n, n == 1 ? "" : "s", target);
-    printf("%-*s  %-5s %-*s %11s %12s %9s %9s %10s %9s %9s %11s\n", name_w, "tensor", "dtype",
+    printf("%-*s  %-5s %-*s %10s %12s %9s %9s %10s %9s %9s %11s\n", name_w, "tensor", "dtype",
            shape_w, "shape", "scale", "count", "zero%", "flushed%", "subnormal%", "overflow%",
            "nonfinite", "max|x|");
 }
