@@ -476,7 +476,11 @@ int cmd_inspect(int argc, char **argv)
     }
     rc = inspect_files(&a, scales, n_scales, rep, hist_all);
     if (rep) {
-        if (!rc) {
+        uint64_t values = 0;
+        for (int b = 0; b < AN_BINS; b++)
+            values += hist_all[b];
+        if (!rc && !values) rp_paragraph(rep, "No tensor holds a value: nothing to draw.");
+        if (!rc && values) {
             const char *const names[] = {"all tensors"};
             const uint64_t *const hists[] = {hist_all};
             char shift[64], caption[256];
