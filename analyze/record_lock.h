@@ -4,7 +4,7 @@
  * The lock (record_lock.c).  A writer holds an exclusive flock on
  * DIR/.ampscope.lock for as long as it writes DIR; the file's text,
  * written once the lock is taken, is "ampscope KIND PID\n" (KIND the
- * command: train, sweep, report, reproduce).  A second writer is refused at
+ * command: train, sweep, report, reproduce, inspect).  A second writer is refused at
  * once, naming the holder's pid.  The kernel drops a flock when its
  * process dies, so the file a killed writer leaves behind blocks nobody;
  * the file stays (removing it would race a writer that has it open) and
@@ -12,7 +12,8 @@
  *
  * Ownership (record_owner.c).  A folder is a training run (run.json,
  * steps.csv, a checkpoint), a sweep folder (sweep.json, sweep.lock, runs/),
- * a report, a reproduce folder (a report with runs/), empty, or foreign
+ * a report, a reproduce folder (a report with runs/), an inspect folder (a
+ * report's files, known by its lock), empty, or foreign
  * (something ampscope did not write).  A command's output must not be one
  * of its inputs (compared by device and inode, not by text) nor lie inside
  * a run, sweep or reproduce folder other than the one that owns it (a
@@ -63,6 +64,7 @@ typedef enum rec_folder {
     REC_FOLDER_SWEEP,      /* a sweep folder */
     REC_FOLDER_REPORT,     /* a report (index.html, figures, plots/) */
     REC_FOLDER_REPRODUCE,  /* reproduce's folder: a report and runs/ */
+    REC_FOLDER_INSPECT,    /* `inspect --plot`'s folder: a report's files, its lock says inspect */
     REC_FOLDER_FOREIGN     /* it holds something ampscope does not write */
 } rec_folder;
 

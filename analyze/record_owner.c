@@ -172,6 +172,7 @@ static const struct {
     {REC_FOLDER_SWEEP, "sweep", "a sweep folder", sweep_entry},
     {REC_FOLDER_REPORT, "report", "a report", report_entry},
     {REC_FOLDER_REPRODUCE, "reproduce", "a reproduce folder", reproduce_entry},
+    {REC_FOLDER_INSPECT, "inspect", "an inspect folder", report_entry},
 };
 #define N_KINDS (sizeof kinds / sizeof *kinds)
 

@@ -15,6 +15,7 @@ int cmd_grad(int argc, char **argv);      /* cmd_grad.c */
 int cmd_report(int argc, char **argv);    /* cmd_report.c */
 int cmd_reproduce(int argc, char **argv); /* cmd_reproduce.c */
 int cmd_recommend(int argc, char **argv); /* cmd_recommend.c */
+int cmd_inspect(int argc, char **argv);   /* cmd_inspect.c */
 int cmd_sweep(int argc, char **argv);     /* cmd_sweep.c */
 int bench_kernels(int argc, char **argv); /* bench_kernels.c: `bench kernels` */
 int bench_train(int argc, char **argv);   /* bench_train.c: `bench train` */

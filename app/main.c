@@ -32,6 +32,8 @@ static const struct command {
     {"sweep", cmd_sweep, "train a grid of runs: local processes, or MPI ranks under mpirun"},
     {"recommend", cmd_recommend,
      "scale_window and scale_factor chosen by replaying a run's gradient trace"},
+    {"inspect", cmd_inspect,
+     "precision statistics of the tensors of safetensors files (any framework's)"},
     {"bench", cmd_bench,
      "benchmarks: the emulator, kernels, training steps, sweeps (bench emu|kernels|train|sweep)"},
     {"help", cmd_help, "list the commands, or show one command's help"},

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define RP_OK         0
 #define RP_EINVAL     (-1) /* bad argument */
@@ -70,6 +71,17 @@ int rp_table_csv(rp_report *r, const char *caption, const char *csv_name);
  * RP_EPARTIAL / RP_ENOGNUPLOT after noting it on the page. */
 int rp_figure(rp_report *r, const char *script, const char *name, const char *caption,
               const char *const *vars);
+
+/* A log2-histogram figure (hist.gp: fp16's ranges shaded, bf16's marked)
+ * of n series: series[i] named by its text (no comma or newline), with
+ * the histogram hists[i] in analyze/inspect.h's wide layout (AN_BINS bins:
+ * zero, the binades, nonfinite; zeros and nonfinite values count in a
+ * series' total but are not drawn).  Writes name.csv (bin,count,series);
+ * vars as rp_figure's, title set here.  RP_OK, or as rp_figure (a figure
+ * with no value at all is a note, RP_EPARTIAL). */
+int rp_hist_figure(rp_report *r, const char *name, const char *caption, const char *title,
+                   const char *const *series, const uint64_t *const *hists, size_t n,
+                   const char *const *more_vars);
 
 /* A note that something was left out, and why (makes rp_close return
  * RP_EPARTIAL). */
