@@ -72,10 +72,9 @@ def tensors(seed):
     extra = torch.tensor([0.0, -0.0, math.inf, -math.inf, math.nan, 1.0, 2.0 ** -149, 2.0 ** -140,
                           -2.0 ** -130, 3.0e38], dtype=torch.float32)
     out = {}
-    for s in SCALES:
-        name = "ties_s%g" % s
-        out[name.replace(".", "p")] = torch.cat([torch.tensor(ties(s), dtype=torch.float32), extra])
-    out["random32"] = torch.cat([random32, extra]).reshape(64, -1)
+    for k, s in enumerate(SCALES):
+        out["ties_%d" % k] = torch.cat([torch.tensor(ties(s), dtype=torch.float32), extra])
+    out["random32"] = torch.cat([random32, extra]).reshape(2, -1)
     b16 = torch.randint(-2 ** 15, 2 ** 15 - 1, (2048,), generator=g, dtype=torch.int64).to(torch.int16)
     out["random16"] = b16.view(torch.float16).reshape(32, 64)
     out["randombf16"] = b16.flip(0).view(torch.bfloat16).reshape(2048)
