@@ -7,9 +7,10 @@
  *     to OUT and prints "flushed subnormal overflowed inexact", counted here
  *     from each conversion's result and flags: expected values that come
  *     neither from the binding nor from chop.
- *   emu_driver time FMT MODE N REPS
- *     the best of REPS timed calls of fpe_chop_f32_to_u16 on N random
- *     finite floats (seed 1), printed as seconds: the binding's baseline.
+ *   emu_driver time FMT MODE REPS IN
+ *     the best of REPS timed calls of fpe_chop_f32_to_u16 on the float32
+ *     values of the file IN, printed as seconds: the binding's baseline
+ *     (python/bench_emu.py).
  * FMT is fp16 or bf16, MODE a rounding mode name (fpe_round_from_name). */
 #define _POSIX_C_SOURCE 200809L
 
@@ -23,7 +24,7 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: emu_driver ref FMT MODE SEED STREAM INDEX IN OUT\n"
-                    "       emu_driver time FMT MODE N REPS\n");
+                    "       emu_driver time FMT MODE REPS IN\n");
     return 2;
 }
 
@@ -89,18 +90,12 @@ static double now(void)
 
 static int timed(int fmt, int mode, char **argv)
 {
-    const size_t n = strtoull(argv[0], NULL, 0);
-    const int reps = atoi(argv[1]);
-    float *in = malloc(n * sizeof *in);
-    uint16_t *out = malloc(n * sizeof *out);
-    if (!in || !out || reps < 1) return 1;
-    uint64_t s = 1;
-    for (size_t i = 0; i < n; i++) { /* finite values over fp32's whole range */
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        uint32_t bits = (uint32_t)(s >> 32);
-        if ((bits & 0x7F800000u) == 0x7F800000u) bits &= 0xBFFFFFFFu;
-        memcpy(&in[i], &bits, 4);
-    }
+    const int reps = atoi(argv[0]);
+    size_t len;
+    float *in = read_file(argv[1], &len);
+    const size_t n = len / sizeof *in;
+    uint16_t *out = malloc(n * sizeof *out + 2);
+    if (!in || !out || reps < 1) return fprintf(stderr, "emu_driver: cannot read %s\n", argv[1]), 1;
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
         fpe_env env = fpe_env_default();
