@@ -130,7 +130,9 @@ class Recorder:
 
     def _forward_hook(self, layer):
         def hook(module, inputs, output):
-            if not torch.is_grad_enabled() or not self._stats_step() or self._closed:
+            # a training forward of a step whose statistics are taken
+            if (not torch.is_grad_enabled() or not module.training or not self._stats_step()
+                    or self._closed):
                 return
             outs = output if isinstance(output, (tuple, list)) else (output,)
             for o in outs:
@@ -206,7 +208,7 @@ class Recorder:
             if n:
                 self._logs["trace_hist.csv"].row(step, C.bin_label(i), n)
 
-    def _write_stats(self, step, scale, grads, stats, hist):
+    def _write_stats(self, step, scale, grads, want_stats, want_hist):
         for (name, _, ps), (_, gs) in zip(self._layers, grads):
             w = C.Stats(self.device)
             for p in ps:
@@ -217,25 +219,27 @@ class Recorder:
                 for g in gs:
                     C.accumulate(wg, g, self.target, scale)
                 self._live[(name, "weight_grad")] = wg
-        for name, _, _ in self._layers:
-            for kind in KINDS:
-                st = self._live.get((name, kind))
-                if st is None:
-                    continue
-                kind_scale = scale if kind.endswith("_grad") else 1.0
-                c, amax, h = st.host()
-                if stats:
-                    nz = c[C.NONZERO]
-                    self._logs["tensors.csv"].row(
-                        step, name, kind, self.target, rundir.f32(kind_scale), c[C.COUNT], nz,
-                        c[C.NONFINITE], c[C.FLUSHED], rundir.frac(c[C.FLUSHED], nz),
-                        c[C.SUBNORMAL], rundir.frac(c[C.SUBNORMAL], nz), c[C.OVERFLOWED],
-                        rundir.frac(c[C.OVERFLOWED], nz), rundir.frac(c[C.ZERO], c[C.COUNT]),
-                        rundir.f64(amax))
-                if hist:
-                    for i, n in enumerate(h):
-                        if n:
-                            self._logs["hist.csv"].row(step, name, kind, C.bin_label(i), n)
+        keys = [(name, kind) for name, _, _ in self._layers for kind in KINDS
+                if (name, kind) in self._live]
+        # one copy to the host for the whole step
+        stats = [self._live[k] for k in keys]
+        counts = torch.stack([st.counts for st in stats]).tolist()
+        amaxes = torch.stack([st.amax for st in stats]).tolist()
+        hists = torch.stack([st.hist for st in stats]).tolist()
+        for (name, kind), c, amax, h in zip(keys, counts, amaxes, hists):
+            kind_scale = scale if kind.endswith("_grad") else 1.0
+            if want_stats:
+                nz = c[C.NONZERO]
+                self._logs["tensors.csv"].row(
+                    step, name, kind, self.target, rundir.f32(kind_scale), c[C.COUNT], nz,
+                    c[C.NONFINITE], c[C.FLUSHED], rundir.frac(c[C.FLUSHED], nz),
+                    c[C.SUBNORMAL], rundir.frac(c[C.SUBNORMAL], nz), c[C.OVERFLOWED],
+                    rundir.frac(c[C.OVERFLOWED], nz), rundir.frac(c[C.ZERO], c[C.COUNT]),
+                    rundir.f64(amax))
+            if want_hist:
+                for i, n in enumerate(h):
+                    if n:
+                        self._logs["hist.csv"].row(step, name, kind, C.bin_label(i), n)
 
     # ---- lost updates (torch.optim.SGD) -------------------------------------------------------
     def _snapshot(self):
