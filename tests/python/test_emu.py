@@ -97,6 +97,33 @@ def main():
                         print("   x=0x%08x got 0x%04x want 0x%04x" % (x.view(np.uint32)[i], bits[i],
                                                                      want_bits[i]))
                     print("   counts got %s want %s" % (tuple(counts), want_counts))
+    # the Recorder's thresholds (counts.py) against the emulator: each threshold and its
+    # fp32 neighbours rounded to nearest even by the library land in the class counts.py says
+    from ampscope_torch import counts as C
+    for fmt in ("fp16", "bf16"):
+        fbits = 10 if fmt == "fp16" else 7
+        vals = []
+        for t in C.thresholds(fmt):
+            b = int(np.float32(t).view(np.uint32))
+            assert float(np.float32(t)) == t, "threshold %r is an fp32 value" % t
+            vals += [np.uint32(b + d).view(np.float32) for d in range(-3, 4)]
+        v = np.array(vals, dtype=np.float32)
+        bits, _ = emu.round_to_bits(v, fmt)
+        mag = bits & 0x7FFF
+        emu_class = np.where(mag == 0, "flushed", np.where(mag >> fbits == 0, "subnormal",
+                             np.where(mag == (0x7C00 if fmt == "fp16" else 0x7F80), "overflowed",
+                                      "normal")))
+        st_class = []
+        for xv in v:
+            st = C.tensor_stats(torch.tensor([xv]), fmt, 1.0)
+            st_class.append("flushed" if st["flushed"] else "subnormal" if st["subnormal"]
+                            else "overflowed" if st["overflowed"] else "normal")
+        same = list(emu_class) == st_class
+        print("%s thresholds and neighbours: counts.py %s the emulator" % (fmt, "agrees with" if
+                                                                          same else "DIFFERS from"))
+        if not same:
+            failures += 1
+            print("   emulator", list(emu_class), "\n   counts  ", st_class)
     # bad input is refused, not guessed
     for bad in (x.astype(np.float64), x[::2], torch.from_numpy(x).double()):
         try:
