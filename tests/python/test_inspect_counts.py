@@ -10,6 +10,9 @@ rounding threshold of fp16 and bf16 at each power-of-two scale (the ties) and
 one and two fp32 ulps either side, both signs, zeros, infinities, NaN, fp32
 subnormals and random bit patterns; fp16 and bf16 tensors hold random patterns
 (widened exactly).  S = 3 has no exact ties: the fp32 values nearest them.
+The activation gradients (the Recorder's hook on a module's output) are checked
+the same way: probes x * w, w = 1, sent the tie tensors times S by the backward
+of the scaled loss (S a power of two >= 1, so the stored gradient is exact).
 
 Exit 77 when `ampscope inspect` does not exist (it comes from branch
 i17-inspect), unless AMPSCOPE_PEER_REQUIRED=1."""
@@ -74,6 +77,8 @@ def tensors(seed):
     out = {}
     for k, s in enumerate(SCALES):
         out["ties_%d" % k] = torch.cat([torch.tensor(ties(s), dtype=torch.float32), extra])
+        # the ties alone, for the activation gradients: times s they stay finite and exact
+        out["act_%d" % k] = torch.tensor(ties(s), dtype=torch.float32)
     out["random32"] = torch.cat([random32, extra]).reshape(2, -1)
     b16 = torch.randint(-2 ** 15, 2 ** 15 - 1, (2048,), generator=g, dtype=torch.int64).to(torch.int16)
     out["random16"] = b16.view(torch.float16).reshape(32, 64)
@@ -87,6 +92,34 @@ class Holder(torch.nn.Module):
     def __init__(self, t):
         super().__init__()
         self.weight = torch.nn.Parameter(t.clone(), requires_grad=True)
+
+
+class Probe(torch.nn.Module):
+    """x * w with w = 1: its output's gradient is what the loss sends back."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(()))
+
+    def forward(self, x):
+        return x * self.weight
+
+
+def activation_grads(run, ts, s, target):
+    """A Recorder's activation_grad rows when the scaled loss sends each probe
+    the gradient ts[k] * s (exact: s a power of two >= 1, ts[k] * s finite): the
+    hook divides the stored gradient by s again, so the rows are ts[k]'s at s."""
+    probes = torch.nn.Module()
+    for k in ts:
+        probes.add_module(k, Probe())
+    rec = ampscope_torch.Recorder(probes, run, target=target, scaler=FixedScaler(s), every=1,
+                                  trace=False)
+    loss = sum((getattr(probes, k)(torch.zeros_like(g)) * g).sum() for k, g in ts.items())
+    (loss * torch.tensor(s, dtype=torch.float32)).backward()
+    rec.step(loss)
+    rec.close()
+    with open(os.path.join(run, "tensors.csv")) as f:
+        return [r for r in csv.DictReader(f) if r["kind"] == "activation_grad"]
 
 
 class FixedScaler:
@@ -182,6 +215,25 @@ def main():
                         print("%s %-11s scale 1: count %s flushed %s subnormal %s overflowed %s" % (
                             target, r["layer"], r["count"], r["flushed"], r["subnormal"],
                             r["overflowed"]))
+                # activation gradients, through the hooks, at the power-of-two scales >= 1 (below
+                # 1, g * s underflows in fp32 near 2^-149: the stored gradient is not exact)
+                if math.frexp(s)[0] == 0.5 and s >= 1:
+                    ties_ts = {"act_%d" % SCALES.index(s): ts["act_%d" % SCALES.index(s)]}
+                    got = activation_grads(run + "_act", ties_ts, s, target)
+                    if len(got) != len(ties_ts):
+                        failures += 1
+                        print("%s scale %g: %d activation_grad rows" % (target, s, len(got)))
+                    ours = ours + got
+                    for r in got:
+                        want = theirs[(r["layer"], float(r["scale"]))]
+                        compared += 1
+                        if any(int(r[k]) != int(want[k]) for k in
+                               ("count", "nonzero", "nonfinite", "flushed", "subnormal",
+                                "overflowed")) or "%.9g" % float(r["amax"]) != \
+                                "%.9g" % float(want["amax"]):
+                            failures += 1
+                            print("%s %s activation_grad scale %g differs: ours %s inspect %s" % (
+                                target, r["layer"], s, r, want))
                 for layer, h in hist_ours.items():
                     compared += 1
                     if h != hist_theirs.get(layer):
