@@ -91,21 +91,22 @@ static void help(FILE *out)
             "framework (PyTorch: safetensors.torch.save_file) can be compared with a run's.\n"
             "\n");
     cli_print_options(out, inspect_options, 20);
-    fprintf(out, "\n"
-                 "The columns of --csv, one row per tensor and scale:\n"
-                 "  " INSPECT_CSV_HEADER "\n"
-                 "(file as given, tensor as named in the file, dtype as stored, shape as\n"
-                 "120x400 (a scalar's is empty), scale, fractions and amax with %%.9g; a\n"
-                 "fraction of nothing (no nonzero values) is an empty field, as in the record; a\n"
-                 "field holding a comma, quote or line break is quoted, its quotes doubled).\n"
-                 "The bins of --hist are hist.csv's: e for 2^e <= |x| < 2^(e+1), zero, nonfinite;\n"
-                 "only nonzero bins, of the unscaled values.  The figures shade fp16's subnormal\n"
-                 "and normal ranges and mark bf16's, as the report's histograms do, for unscaled\n"
-                 "values.\n"
-                 "\n"
-                 "exit status: 0 done, 2 bad input (options, a missing, malformed or truncated\n"
-                 "file, a tensor of another dtype: nothing is printed), 1 a figure that could\n"
-                 "not be drawn or written (no gnuplot).\n");
+    fprintf(out,
+            "\n"
+            "The columns of --csv, one row per tensor and scale:\n"
+            "  " INSPECT_CSV_HEADER "\n"
+            "(file as given, tensor as named in the file, dtype as stored, shape as\n"
+            "120x400 (a scalar's is empty), scale, fractions and amax with %%.9g; a\n"
+            "fraction of nothing (no nonzero values) is an empty field, as in the record; a\n"
+            "field holding a comma, quote or line break is quoted, its quotes doubled).\n"
+            "The bins of --hist are hist.csv's: e for 2^e <= |x| < 2^(e+1), zero, nonfinite;\n"
+            "only nonzero bins, of the unscaled values.  The figures (of the unscaled values)\n"
+            "shade fp16's subnormal and normal ranges and mark bf16's, as the report's\n"
+            "histograms do, where x*S meets them for the first scale S.\n"
+            "\n"
+            "exit status: 0 done, 2 bad input (options, a missing, malformed or truncated\n"
+            "file, a tensor of another dtype: nothing is printed), 1 a figure that could\n"
+            "not be drawn or written (no gnuplot).\n");
 }
 
 static int add_file(void *base, const char *arg)
@@ -332,6 +333,15 @@ static void series_text(const char *s, char *buf, size_t len)
         if (*p == ',' || *p == '\n' || *p == '\r' || *p == '"') *p = ' ';
 }
 
+/* hist.gp's ranges drawn where x*S meets them, S the first scale */
+static const char *const *shift_vars(float scale, char *buf, size_t len, const char **vars)
+{
+    snprintf(buf, len, "shift=%.17g", log2((double)scale));
+    vars[0] = buf;
+    vars[1] = NULL;
+    return vars;
+}
+
 static int plot_tensor(rp_report *r, size_t k, const char *file, const st_tensor *t,
                        const char *target, const an_inspect_row *row, const uint64_t *hist)
 {
@@ -342,15 +352,18 @@ static int plot_tensor(rp_report *r, size_t k, const char *file, const st_tensor
     snprintf(title, sizeof title, "%s", series);
     snprintf(caption, sizeof caption,
              "log2 |x| of %s in %s (%s, shape %s, %" PRIu64 " values), as a fraction of its "
-             "values; shaded: fp16's subnormal and normal ranges, dotted and dashed: bf16's.  "
-             "Cast to %s at scale %.9g: %s%% of the nonzero values flush, %s%% become "
-             "subnormal, %s%% overflow.",
+             "values; shaded: where x*S falls in fp16's subnormal and normal ranges, dotted and "
+             "dashed: in bf16's.  Cast to %s at scale S = %.9g: %s%% of the nonzero values "
+             "flush, %s%% become subnormal, %s%% overflow.",
              t->name, file, st_dtype_name(t->dtype), shape[0] ? shape : "scalar", row->count,
              target, (double)row->scale, pct(row->flushed, row->nonzero, a),
              pct(row->subnormal, row->nonzero, b), pct(row->overflowed, row->nonzero, c));
     const char *const names[] = {series};
     const uint64_t *const hists[] = {hist};
-    return rp_hist_figure(r, name, caption, title, names, hists, 1, NULL);
+    char shift[64];
+    const char *vars[2];
+    return rp_hist_figure(r, name, caption, title, names, hists, 1,
+                          shift_vars(row->scale, shift, sizeof shift, vars));
 }
 
 /* The files' tensors, printed and, with a report, drawn (what could not be
@@ -463,13 +476,21 @@ int cmd_inspect(int argc, char **argv)
     }
     rc = inspect_files(&a, scales, n_scales, rep, hist_all);
     if (rep) {
-        if (!rc) {
+        uint64_t values = 0;
+        for (int b = 0; b < AN_BINS; b++)
+            values += hist_all[b];
+        if (!rc && !values) rp_paragraph(rep, "No tensor holds a value: nothing to draw.");
+        if (!rc && values) {
             const char *const names[] = {"all tensors"};
             const uint64_t *const hists[] = {hist_all};
-            (void)rp_hist_figure(rep, "hist_all",
-                                 "log2 |x| of every value of every tensor "
-                                 "of the files, as a fraction of all.",
-                                 "all tensors", names, hists, 1, NULL);
+            char shift[64], caption[256];
+            const char *vars[2];
+            snprintf(caption, sizeof caption,
+                     "log2 |x| of every value of every tensor of the files, as a fraction of "
+                     "all; the ranges shaded and marked as above, at scale S = %.9g.",
+                     (double)scales[0]);
+            (void)rp_hist_figure(rep, "hist_all", caption, "all tensors", names, hists, 1,
+                                 shift_vars(scales[0], shift, sizeof shift, vars));
         }
         const int closed = rp_close(rep, msg, sizeof msg);
         rec_lock_release(lock_fd);

@@ -160,6 +160,20 @@ START_TEST(folder_kinds)
     ck_assert_int_eq(rec_folder_kind(path, foreign, sizeof foreign), REC_FOLDER_FOREIGN);
     ck_assert_str_eq(foreign, "runs");
 
+    /* `inspect --plot`'s folder: a report's files, known by its lock only */
+    path_in(path, sizeof path, dir, "insp");
+    mkdir(path, 0777);
+    write_text(path, "index.html", "");
+    write_text(path, "hist_all.csv", "");
+    ck_assert_int_eq(rec_folder_kind(path, foreign, sizeof foreign), REC_FOLDER_REPORT);
+    write_text(path, ".ampscope.lock", "ampscope inspect 1\n");
+    ck_assert_int_eq(rec_folder_kind(path, foreign, sizeof foreign), REC_FOLDER_INSPECT);
+    ck_assert_int_eq(rec_folder_of_command("inspect"), REC_FOLDER_INSPECT);
+    ck_assert_str_eq(rec_folder_name(REC_FOLDER_INSPECT), "an inspect folder");
+    write_text(path, "weights.safetensors", "");
+    ck_assert_int_eq(rec_folder_kind(path, foreign, sizeof foreign), REC_FOLDER_FOREIGN);
+    ck_assert_str_eq(foreign, "weights.safetensors");
+
     /* nothing ampscope knows */
     path_in(path, sizeof path, dir, "other");
     mkdir(path, 0777);

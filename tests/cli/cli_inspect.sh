@@ -125,14 +125,15 @@ $TMP/d.st,tiny,F64,2,bf16,1.2676506e+30,2,2,0,0,0,1,0.5,0,0,0,6.22301528e-61"
 
 # ---- a scalar, the metadata, a fraction of nothing ----
 # scalars (an empty shape); a tensor of zeros has no nonzero value: its fractions of the
-# nonzero values are empty fields
-st "$TMP/z.st" '{"__metadata__":{"a":"b"},"zero":{"dtype":"F32","shape":[],"data_offsets":[0,4]},"half":{"dtype":"F32","shape":[],"data_offsets":[4,8]}}' \
+# nonzero values are empty fields; an empty tensor (shape [0]) has no fraction at all
+st "$TMP/z.st" '{"__metadata__":{"a":"b"},"zero":{"dtype":"F32","shape":[],"data_offsets":[0,4]},"half":{"dtype":"F32","shape":[],"data_offsets":[4,8]},"none":{"dtype":"F32","shape":[0],"data_offsets":[8,8]}}' \
     "$(le32 0x00000000 0x3F000000)"
 run "$A" inspect "$TMP/z.st" --csv
 expect_status 0
 expect_out "$HEADER
 $TMP/z.st,zero,F32,,fp16,1,1,0,0,0,,0,,0,,1,0
-$TMP/z.st,half,F32,,fp16,1,1,1,0,0,0,0,0,0,0,0,0.5"
+$TMP/z.st,half,F32,,fp16,1,1,1,0,0,0,0,0,0,0,0,0.5
+$TMP/z.st,none,F32,0,fp16,1,0,0,0,0,,0,,0,,,0"
 
 # ---- the histogram, long format (unscaled; bins as hist.csv's) ----
 run "$A" inspect "$TMP/d.st" --csv --hist --scale 1024
@@ -259,6 +260,11 @@ cp "$TMP/e.st" "$TMP/in2/e.st"
 run "$A" inspect "$TMP/in2/e.st" --plot "$TMP/in2"
 expect_status 2
 expect_err_has "holds e.st, which ampscope did not write"
+# a file whose only tensor is empty: nothing to draw, and that is no failure
+st "$TMP/empty.st" '{"e":{"dtype":"F32","shape":[0,3],"data_offsets":[0,0]}}' ""
+run "$A" inspect "$TMP/empty.st" --plot "$TMP/plot-empty"
+expect_status 0
+grep -q 'nothing to draw' "$TMP/plot-empty/index.html" || fail "no note that nothing was drawn"
 run "$A" inspect "$TMP/e.st" --plot "$TMP/nofolder/plot"
 expect_status 2
 expect_err_has "no folder $TMP/nofolder"
