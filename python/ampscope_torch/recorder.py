@@ -61,8 +61,8 @@ class Recorder:
                  activations=False, optimizer=None, overwrite=False, trace=True):
         if target not in ("fp16", "bf16", "fp32"):
             raise ValueError("target %r: expected fp16, bf16 or fp32" % (target,))
-        if int(every) < 1:
-            raise ValueError("every must be >= 1")
+        if int(every) < 1 or (hist_every is not None and int(hist_every) < 1):
+            raise ValueError("every and hist_every must be >= 1")
         self.model, self.out, self.target = model, out, target
         self.scaler, self.optimizer = scaler, optimizer
         self.every = int(every)
@@ -83,7 +83,7 @@ class Recorder:
             self._layers.append((name, m, ps))
         if not self._layers:
             raise ValueError("the model has no parameters")
-        params = [p for _, _, ps in self._layers for p in ps]
+        params = list({id(p): p for _, _, ps in self._layers for p in ps}.values())  # tied once
         self.device = params[0].device
         self._sgd = isinstance(optimizer, torch.optim.SGD)
         self._lock = rundir.open_run_dir(out, overwrite)
