@@ -84,8 +84,7 @@ def find_library(path=None):
             return c  # a name for the dynamic linker
         if os.path.exists(c):
             return os.path.abspath(c)
-    raise EmuError("libampscope-emu.so not found: build it (cmake --build build --target "
-                   "ampscope_emu_shared), install it, or set AMPSCOPE_EMU_LIB")
+    return c  # the path given or AMPSCOPE_EMU_LIB, missing: loading it says so
 
 
 class Library:
@@ -96,7 +95,8 @@ class Library:
         try:
             self.lib = ctypes.CDLL(where)
         except OSError as e:
-            raise EmuError("%s: %s" % (where, e)) from None
+            raise EmuError("%s (build it: cmake --build build --target ampscope_emu_shared; "
+                           "install it; or set AMPSCOPE_EMU_LIB)" % e) from None
         self.path = where
         L = self.lib
         P = ctypes.c_void_p
