@@ -242,3 +242,9 @@ def to_float32(bits, fmt="fp16"):
         return (b.astype(np.uint32) << 16).view(np.float32)
     return b.view(np.float16).astype(np.float32)
 
+
+
+def random_bits(seed, stream, index, lib=None):
+    """fpe_random_bits: the 32 random bits a stochastic rounding with (seed, stream)
+    draws at index (word index & 3 of Philox4x32-10)."""
+    return int((lib or library()).lib.fpe_random_bits(seed, stream, index))
