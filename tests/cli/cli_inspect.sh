@@ -3,7 +3,8 @@
 # not ampscope's writer), with values chosen at the edges of fp16 and bf16 so that every
 # count is worked out by hand: the table, every CSV column at several scales and both
 # targets, F16/BF16/F64 tensors (F64 values that rounding to fp32 first would misclassify),
-# the histogram, --plot (PNG; never over an input), and each bad input (exit 2, one line).
+# the histogram, --plot (PNG; never over an input; no gnuplot: exit 1), and each bad input
+# (exit 2, one line).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 A=$AMPSCOPE
@@ -260,6 +261,14 @@ cp "$TMP/e.st" "$TMP/in2/e.st"
 run "$A" inspect "$TMP/in2/e.st" --plot "$TMP/in2"
 expect_status 2
 expect_err_has "holds e.st, which ampscope did not write"
+# no gnuplot on PATH: the statistics and every figure's CSV, then exit 1 saying how to install it
+mkdir -p "$TMP/emptybin"
+run env PATH="$TMP/emptybin" "$A" inspect "$TMP/e.st" --csv --plot "$TMP/plot-nognuplot"
+expect_status 1
+expect_err_has 'apt-get install gnuplot-nox'
+expect_out_has "$TMP/e.st,edges,F32,3x4,fp16,1,12,8,2,1,0.125,2,0.25,1,0.125,0.166666667,65520"
+[[ -s $TMP/plot-nognuplot/hist_all.csv && ! -e $TMP/plot-nognuplot/hist_all.png ]] ||
+    fail "no gnuplot: hist_all.csv missing or a PNG drawn"
 # a file whose only tensor is empty: nothing to draw, and that is no failure
 st "$TMP/empty.st" '{"e":{"dtype":"F32","shape":[0,3],"data_offsets":[0,0]}}' ""
 run "$A" inspect "$TMP/empty.st" --plot "$TMP/plot-empty"
