@@ -74,23 +74,32 @@ double ar_divisor(const ar_config *c, int world)
     return c->post ? (double)world : ar_pre_factor(c, world);
 }
 
-uint32_t ar_message(const ar_config *c, int world, float g, ar_stats *s)
+ar_plan ar_plan_make(const ar_config *c, int world)
 {
     fpe_env env = fpe_env_cuda();
-    const uint32_t gu = f32_bits(g);
     const double pre = ar_pre_factor(c, world);
-    const uint32_t k = f32_of_double(&env, 1.0 / pre);
+    ar_plan p = {c, world, pre != 1.0, c->post && pre != (double)world, 0, 0};
+    p.k_pre = f32_of_double(&env, 1.0 / pre);
+    p.k_post = f32_of_double(&env, pre / (double)world);
+    return p;
+}
+
+uint32_t ar_message(const ar_plan *p, float g, ar_stats *s)
+{
+    fpe_env env = fpe_env_cuda();
+    const ar_config *c = p->config;
+    const uint32_t gu = f32_bits(g);
     const uint32_t b = from_f32(&env, c->grad, gu);
     uint32_t m;
     int flushed_by_scale = 0;
-    if (c->order == AR_ORDER_SCALE_FIRST && pre != 1.0) {
+    if (c->order == AR_ORDER_SCALE_FIRST && p->pre_scale) {
         const uint32_t b32 = to_f32(&env, c->grad, b);
-        const uint32_t p = fpe_f32_mul(&env, b32, k);
-        flushed_by_scale = !is_zero(FPE_FMT_F32, b32) && is_zero(FPE_FMT_F32, p);
-        m = from_f32(&env, c->comm, p);
+        const uint32_t prod = fpe_f32_mul(&env, b32, p->k_pre);
+        flushed_by_scale = !is_zero(FPE_FMT_F32, b32) && is_zero(FPE_FMT_F32, prod);
+        m = from_f32(&env, c->comm, prod);
     } else {
         const uint32_t cast = from_f32(&env, c->comm, to_f32(&env, c->grad, b));
-        m = pre != 1.0 ? scale_in(&env, c->comm, cast, k) : cast;
+        m = p->pre_scale ? scale_in(&env, c->comm, cast, p->k_pre) : cast;
         flushed_by_scale = !is_zero(c->comm, cast) && is_zero(c->comm, m);
     }
     if (s) {
@@ -112,13 +121,12 @@ uint32_t ar_add(fpe_format_id fmt, uint32_t a, uint32_t b)
     return fpe_f32_add(&env, a, b);
 }
 
-float ar_finish(const ar_config *c, int world, uint32_t sum)
+float ar_finish(const ar_plan *p, uint32_t sum)
 {
     fpe_env env = fpe_env_cuda();
-    const double pre = ar_pre_factor(c, world);
-    uint32_t s = sum;
-    if (c->post && pre != (double)world)
-        s = scale_in(&env, c->comm, s, f32_of_double(&env, pre / (double)world));
+    const ar_config *c = p->config;
+    const uint32_t s = p->post_scale ? scale_in(&env, c->comm, sum, p->k_post) : sum;
+    if (c->grad == c->comm) return f32_value(to_f32(&env, c->comm, s));
     return f32_value(to_f32(&env, c->grad, from_f32(&env, c->grad, to_f32(&env, c->comm, s))));
 }
 
@@ -199,6 +207,7 @@ int ar_reduce(const ar_call *call, float *out, ar_stats *stats, char *msg, size_
     if (st) return st;
     const ar_config *c = call->config;
     const int world = call->world;
+    const ar_plan plan = ar_plan_make(c, world);
     const size_t n = call->n;
     if (n > 0 && !out) return ut_fail(msg, msg_len, AR_EINPUT, "all-reduce: no output buffer");
     if (n > 0 && !call->grads && !call->gen)
@@ -242,7 +251,7 @@ int ar_reduce(const ar_call *call, float *out, ar_stats *stats, char *msg, size_
                 g = tmp;
             }
             for (size_t i = 0; i < len; i++) {
-                const uint32_t m = ar_message(c, world, g[i], stats);
+                const uint32_t m = ar_message(&plan, g[i], stats);
                 if (k == 0) {
                     acc[i] = m;
                     finite[i] = (unsigned char)is_finite(c->comm, m);
@@ -254,7 +263,7 @@ int ar_reduce(const ar_call *call, float *out, ar_stats *stats, char *msg, size_
             }
         }
         for (size_t i = 0; i < len; i++) {
-            out[begin + i] = ar_finish(c, world, acc[i]);
+            out[begin + i] = ar_finish(&plan, acc[i]);
             if (stats)
                 ar_stats_result(c, acc[i], out[begin + i],
                                 neumaier_value(&exact[i]) / ar_divisor(c, world), call->loss_scale,

@@ -109,12 +109,22 @@ double ar_pre_factor(const ar_config *c, int world);
 /* What the result is the exact sum divided by: N with a post-scale, else the pre factor (N for
  * every preset: they all average). */
 double ar_divisor(const ar_config *c, int world);
+/* A configuration at a world size, its constants computed once (ar_plan_make). */
+typedef struct ar_plan {
+    const ar_config *config;
+    int world;
+    int pre_scale;   /* 1 when the messages are multiplied by k_pre */
+    int post_scale;  /* 1 when the sum is multiplied by k_post */
+    uint32_t k_pre;  /* RN_f32(1 / pre), fp32 bits */
+    uint32_t k_post; /* RN_f32(pre / N), fp32 bits */
+} ar_plan;
+ar_plan ar_plan_make(const ar_config *c, int world); /* c checked by ar_check_config */
 /* Step 1 and 2 for one value: its message's bits; counts into stats (may be NULL). */
-uint32_t ar_message(const ar_config *c, int world, float g, ar_stats *stats);
+uint32_t ar_message(const ar_plan *p, float g, ar_stats *stats);
 /* Step 3's addition: a + b rounded once to fmt (NCCL's sum). */
 uint32_t ar_add(fpe_format_id fmt, uint32_t a, uint32_t b);
 /* Steps 4 and 5 for one reduced value: the fp32 result. */
-float ar_finish(const ar_config *c, int world, uint32_t sum);
+float ar_finish(const ar_plan *p, uint32_t sum);
 /* chunk c of N over n elements: [*begin, *end) */
 void ar_chunk(size_t n, int world, int c, size_t *begin, size_t *end);
 int ar_check_config(const ar_config *c, int world, char *msg, size_t msg_len);

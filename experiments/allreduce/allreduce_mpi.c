@@ -37,6 +37,7 @@ int ar_mpi_allreduce(const ar_config *c, MPI_Comm comm, const float *grad, float
         return ut_fail(msg, msg_len, AR_EINPUT, "all-reduce: %zu elements are too many for MPI", n);
     if (stats) memset(stats, 0, sizeof *stats);
     if (n == 0) return AR_OK;
+    const ar_plan plan = ar_plan_make(c, world);
 
     const int wide = c->comm == FPE_FMT_F32;
     const MPI_Datatype type = wide ? MPI_UINT32_T : MPI_UINT16_T;
@@ -51,7 +52,7 @@ int ar_mpi_allreduce(const ar_config *c, MPI_Comm comm, const float *grad, float
     }
     ar_stats local = {0};
     for (size_t i = 0; i < n; i++) {
-        mine[i] = ar_message(c, world, grad[i], stats ? &local : NULL);
+        mine[i] = ar_message(&plan, grad[i], stats ? &local : NULL);
         if (stats) {
             const uint32_t e = wide ? 0x7F800000u : c->comm == FPE_FMT_F16 ? 0x7C00u : 0x7F80u;
             nonfinite[i] = (mine[i] & e) == e;
@@ -100,7 +101,7 @@ int ar_mpi_allreduce(const ar_config *c, MPI_Comm comm, const float *grad, float
     }
     if (st == 0)
         for (size_t i = 0; i < n; i++)
-            out[i] = ar_finish(c, world, mine[i]);
+            out[i] = ar_finish(&plan, mine[i]);
     if (st == 0 && stats) {
         unsigned long long counts[C_COUNT] = {local.inputs_nonzero, local.flushed_cast,
                                               local.flushed_prescale, local.subnormal_messages,

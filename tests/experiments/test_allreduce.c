@@ -355,6 +355,28 @@ START_TEST(loss_scale_units)
 }
 END_TEST
 
+/* PyTorch divides by the world size as a product with the fp32 reciprocal.  World 3:
+ * RN32(1/3) = 11184811 x 2^-25 (3 x 11184811 = 2^25 + 1).  g = 1 + 2^-22: in units of 2^-25
+ * (fp32's spacing in [1/4, 1/2)) g / 3 = (2^25 + 8) / 3 = 11184813.33, correctly rounded
+ * 11184813; g x RN32(1/3) = 11184813.33 x (1 + 2^-25) = 11184813.67, rounded 11184814: one ulp
+ * above the true quotient.  The message is the second. */
+START_TEST(division_by_reciprocal)
+{
+    const ar_plan p = ar_plan_make(ar_preset("pytorch-fp32"), 3);
+    ck_assert_uint_eq(p.k_pre, bits(11184811 * 0x1p-25f));
+    ck_assert_int_eq(p.pre_scale, 1);
+    ck_assert_int_eq(p.post_scale, 0);
+    const uint32_t m = ar_message(&p, 1.0f + 0x1p-22f, NULL);
+    ck_assert_uint_eq(m, bits(11184814 * 0x1p-25f));
+    ck_assert_uint_ne(m, bits(11184813 * 0x1p-25f));
+    /* Apex's post-scale at world 4: pre 1, k_post = RN32(1/4) */
+    const ar_plan a = ar_plan_make(ar_preset("apex"), 4);
+    ck_assert_int_eq(a.pre_scale, 0);
+    ck_assert_int_eq(a.post_scale, 1);
+    ck_assert_uint_eq(a.k_post, bits(0.25f));
+}
+END_TEST
+
 static Suite *allreduce_suite(void)
 {
     Suite *s = suite_create("allreduce");
@@ -371,6 +393,7 @@ static Suite *allreduce_suite(void)
     tcase_add_test(tc, empty_and_bad_arguments);
     tcase_add_test(tc, presets_complete);
     tcase_add_test(tc, loss_scale_units);
+    tcase_add_test(tc, division_by_reciprocal);
     suite_add_tcase(s, tc);
     return s;
 }
