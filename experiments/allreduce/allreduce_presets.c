@@ -26,10 +26,14 @@
  *                      main_grad buffer, grad_data *= gradient_scaling_factor (1 / dp size),
  *                      then the fp32 all-reduce.
  *   megatron-bf16      the same without it: the buffer in the params' bf16, scaled in bf16.
- *   deepspeed-fp16     deepspeed/runtime/engine.py DeepSpeedEngine.allreduce_bucket: the fp16
- *   deepspeed-bf16     gradients cast to communication_data_type; postscale_gradients (the
- *   deepspeed-fp32     default, prescale_gradients false) with gradient_predivide_factor 1.0:
- *                      all-reduce, then mul_(predivide / dp_world_size); copy_ back to fp16.
+ *                      (With average_in_collective Megatron asks NCCL for ReduceOp.AVG
+ *                      instead: not modelled here.)
+ *   deepspeed-fp16     deepspeed/runtime/engine.py DeepSpeedEngine.allreduce_bucket: the
+ *   deepspeed-fp32     model's fp16 gradients cast to communication_data_type (fp16, the
+ *                      default, or fp32); postscale_gradients (the default: prescale_gradients
+ *                      false) with gradient_predivide_factor 1.0: all-reduce, then
+ *                      mul_(predivide / dp_world_size); copy_ back into the fp16 gradients.
+ *   deepspeed-bf16     the same for a bf16 model: bf16 gradients, communication in bf16.
  *   deepspeed-prescale prescale_gradients true: tensor_to_allreduce.div_(dp_world_size) in
  *                      fp16, then the all-reduce.
  */
@@ -71,9 +75,9 @@ const ar_config ar_presets[] = {
     {"deepspeed-fp16", F16, F16, CAST, 1, 1,
      "deepspeed/runtime/engine.py DeepSpeedEngine.allreduce_bucket "
      "(communication_data_type fp16, postscale_gradients)"},
-    {"deepspeed-bf16", F16, BF16, CAST, 1, 1,
+    {"deepspeed-bf16", BF16, BF16, CAST, 1, 1,
      "deepspeed/runtime/engine.py DeepSpeedEngine.allreduce_bucket "
-     "(communication_data_type bf16, postscale_gradients)"},
+     "(bf16 gradients, communication_data_type bf16, postscale_gradients)"},
     {"deepspeed-fp32", F16, F32, CAST, 1, 1,
      "deepspeed/runtime/engine.py DeepSpeedEngine.allreduce_bucket "
      "(communication_data_type fp32, postscale_gradients)"},
