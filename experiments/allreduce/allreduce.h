@@ -102,6 +102,8 @@ typedef struct ar_call {
  * rank receives; stats (may be NULL) the statistics.  Returns AR_OK or a negative status with
  * a message in msg. */
 int ar_reduce(const ar_call *call, float *out, ar_stats *stats, char *msg, size_t msg_len);
+/* (out may be one rank's grads buffer: each chunk is read from every rank before it is
+ * written.) */
 
 /* The pieces the MPI transport shares (allreduce.c). */
 /* The pre-scale factor for a world of N (pre, or N when pre is 0). */
@@ -142,6 +144,7 @@ void ar_stats_finish(ar_stats *s, double err2, double ref2);
  * same config and n. */
 int ar_mpi_allreduce(const ar_config *c, MPI_Comm comm, const float *grad, float *out, size_t n,
                      double loss_scale, ar_stats *stats, char *msg, size_t msg_len);
+/* (out may be grad: the training step's gradient buffer, reduced in place.) */
 #endif
 
 #endif

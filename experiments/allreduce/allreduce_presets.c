@@ -4,7 +4,9 @@
  *   pytorch-fp32       DDP without a hook: torch/csrc/distributed/c10d/reducer.cpp
  *                      Reducer::mark_variable_ready_dense copies each gradient into the bucket
  *                      with at::mul_out(bucket_view, grad, wrapped_scalar_tensor(1. /
- *                      div_factor_)) (fp32 x RN_f32(1/N)), then the fp32 all-reduce (sum).
+ *                      div_factor_)) (fp32 x RN_f32(1/N)), then the fp32 all-reduce (sum);
+ *                      with gradient_as_bucket_view the bucket is divided in place instead,
+ *                      the same product on CUDA.
  *   pytorch-fp16-hook  torch/distributed/algorithms/ddp_comm_hooks/default_hooks.py
  *   pytorch-bf16-hook  _compress_hook: buffer.to(dtype).div_(world_size): cast first, then
  *                      the division in the low format, which on CUDA is the product with the
@@ -16,7 +18,8 @@
  *   apex               apex/parallel/distributed.py DistributedDataParallel.allreduce_bucket:
  *                      the model's fp16 gradients; gradient_predivide_factor 1.0 (no
  *                      pre-scale); all-reduce in fp16; gradient_average: mul_(predivide /
- *                      world_size) on the fp16 sum.
+ *                      world_size) on the fp16 sum (unconditional in Apex: when predivide is
+ *                      the world size that is a product by 1.0, exact, which the row skips).
  *   apex-fp32          the same with allreduce_always_fp32=True: tensor.float() (exact), the
  *                      fp32 all-reduce and post-scale, tensor.copy_ back into the fp16 grads.
  *   apex-predivide     gradient_predivide_factor = the world size: mul_(1. / f) in fp16 before
