@@ -7,9 +7,10 @@
  * every rank can run the simulation of the whole world beside the MPI call.  For every preset
  * and three plain sums (fp16, bf16, fp32, no scaling) and buffer sizes 0, 1, 3, 1001 and 4096
  * (fewer elements than ranks, chunks of unequal size): the results' bits and the statistics'
- * counters must be equal.  The plain fp32 sum must also equal the sequential float sum of the
- * ranks' values in the ring's order (chunk c from rank c on).  Bad input is refused on every
- * rank with the same status.  Exit 0 when all agree, 1 otherwise (rank 0 prints the count). */
+ * counters must be equal, and the in-place call (out = the gradient buffer) too.  The plain fp32
+ * sum must also equal the sequential float sum of the ranks' values in the ring's order (chunk c
+ * from rank c on).  Bad input is refused on every rank with the same status.  Exit 0 when all
+ * agree, 1 otherwise (rank 0 prints the count). */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -118,6 +119,24 @@ int main(int argc, char **argv)
                     }
                 }
         }
+    /* in place, as the training step calls it: out is the gradient buffer */
+    {
+        const ar_config *c = ar_preset("pytorch-fp16-hook");
+        for (size_t i = 0; i < 1001; i++)
+            mine[i] = grad_value(rank, i);
+        ar_call call = {.config = c, .world = world, .n = 1001, .gen = gen};
+        size_t bad = 0;
+        if (ar_mpi_allreduce(c, MPI_COMM_WORLD, mine, mine, 1001, 1.0, NULL, msg, sizeof msg) ||
+            ar_reduce(&call, ref, NULL, msg, sizeof msg))
+            bad = 1;
+        for (size_t i = 0; i < 1001 && !bad; i++)
+            bad += bits(mine[i]) != bits(ref[i]);
+        if (bad) {
+            fprintf(stderr, "rank %d: in place: %zu results differ\n", rank, bad);
+            failures++;
+        }
+        cases++;
+    }
     /* bad input, refused alike on every rank */
     ar_config bad = *ar_preset("apex");
     bad.pre = -1;
