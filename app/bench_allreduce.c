@@ -170,8 +170,9 @@ int bench_allreduce(int argc, char **argv)
     static const char *const presets[3] = {"pytorch-fp32", "pytorch-fp16-hook",
                                            "pytorch-bf16-hook"};
     double mpi_rate = 0;
-    int mpi_world = 0, rank = 0;
+    int mpi_world = 0;
 #if AMPSCOPE_HAVE_MPI
+    int rank = 0;
     const bool launched =
         getenv("OMPI_COMM_WORLD_RANK") || getenv("PMI_RANK") || getenv("PMIX_RANK");
     if (launched) {
