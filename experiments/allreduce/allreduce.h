@@ -15,7 +15,11 @@
  *      message and adds rank c+1, c+2, ..., c+N-1 (mod N) in that order, s = s + m_r, each
  *      addition rounded once to the communication format, to nearest even, subnormals kept
  *      (NCCL's half/bf16 sum: __hadd / fp32 add rounded .rn), NaNs canonical as on the GPU
- *      (fpe_env_cuda).  The all-gather copies the finished chunks' bit patterns unchanged, so
+ *      (fpe_env_cuda).  Whether NCCL adds with __hadd or through fp32 and back gives the same
+ *      bits: fp32's 24 bits are at least 2p + 2 for p = 11 and 8, so that double rounding of a
+ *      sum is innocuous (Figueroa, 1995).  The order is this stated one: NCCL's own (channels,
+ *      slices, trees) decides which rank starts each element's sum differently, not how each
+ *      addition rounds.  The all-gather copies the finished chunks' bit patterns unchanged, so
  *      every rank ends with the same bits;
  *   4. the post-scale, when the preset has one: s = RN_comm(RN_f32(s * k_post)),
  *      k_post = RN_f32(pre / N) (Apex and DeepSpeed's `mul_(f / world_size)`);
