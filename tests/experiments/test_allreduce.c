@@ -377,10 +377,32 @@ START_TEST(division_by_reciprocal)
 }
 END_TEST
 
+/* The header's claim: NCCL's sum through fp32 and back (RN16(RN32(a + b))) equals the one
+ * rounding ar_add makes, since 24 >= 2p + 2 for p = 11 and 8; random pairs per format,
+ * every exponent and sign (2^19 pairs), the emulator's fp32 add as the other recipe. */
+START_TEST(sum_through_fp32_is_the_same)
+{
+    const fpe_format_id fmts[2] = {FPE_FMT_F16, FPE_FMT_BF16};
+    for (int f = 0; f < 2; f++)
+        for (uint64_t i = 0; i < (1u << 19); i++) {
+            const uint32_t r = fpe_random_bits(11, (uint32_t)f, i);
+            const uint16_t a = (uint16_t)r, b = (uint16_t)(r >> 16);
+            fpe_env env = fpe_env_cuda();
+            const uint32_t wa = f ? fpe_bf16_to_f32(&env, a) : fpe_f16_to_f32(&env, a);
+            const uint32_t wb = f ? fpe_bf16_to_f32(&env, b) : fpe_f16_to_f32(&env, b);
+            const uint32_t s32 = fpe_f32_add(&env, wa, wb);
+            const uint32_t via = f ? fpe_f32_to_bf16(&env, s32) : fpe_f32_to_f16(&env, s32);
+            ck_assert_msg(ar_add(fmts[f], a, b) == via, "%s 0x%04X + 0x%04X", f ? "bf16" : "fp16",
+                          a, b);
+        }
+}
+END_TEST
+
 static Suite *allreduce_suite(void)
 {
     Suite *s = suite_create("allreduce");
     TCase *tc = tcase_create("hand-worked");
+    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, order_changes_bits);
     tcase_add_test(tc, f32_ring_is_sequential_sum);
     tcase_add_test(tc, predivision_flushes);
@@ -394,6 +416,7 @@ static Suite *allreduce_suite(void)
     tcase_add_test(tc, presets_complete);
     tcase_add_test(tc, loss_scale_units);
     tcase_add_test(tc, division_by_reciprocal);
+    tcase_add_test(tc, sum_through_fp32_is_the_same);
     suite_add_tcase(s, tc);
     return s;
 }
