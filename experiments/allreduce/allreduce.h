@@ -31,10 +31,12 @@
  *
  * The statistics of a call (ar_stats) compare the result with the exact mean of the ranks'
  * fp32 gradients (the exact sum over ar_divisor): in ar_reduce the sum over ranks is Neumaier's
- * compensated sum in binary64 (error below 2^-52 of the sum plus N^2 2^-106 of the sum of
- * magnitudes: far below any fp16, bf16 or fp32 error); in ar_mpi_allreduce it is MPI_Allreduce of
- * binary64 values (error below N 2^-53 of the sum of magnitudes).  Errors are divided by loss_scale
- * (the gradients given are the scaled ones, as in the training step). */
+ * compensated sum in binary64 (its error is of order 2^-53 of the sum plus N 2^-106 of the
+ * sum of magnitudes, Higham 2002 sec. 4.3: far below any fp16, bf16 or fp32 error); in
+ * ar_mpi_allreduce it is MPI_Allreduce of binary64 values (error of order N 2^-53 of the sum of
+ * magnitudes), so its errors may differ from ar_reduce's in the last bits; its counters do not.
+ * Errors are divided by loss_scale (the gradients given are the scaled ones, as in the training
+ * step). */
 #ifndef AMPSCOPE_ALLREDUCE_H
 #define AMPSCOPE_ALLREDUCE_H
 
@@ -63,7 +65,7 @@ typedef struct ar_config {
     fpe_format_id comm; /* the format of the messages and of the sum */
     ar_order order;     /* where the pre-scale sits against the cast */
     double pre;         /* pre-divide factor: 0 = the world size, 1 = none */
-    int post;           /* 1: multiply the sum by pre / N after the reduction (if != 1) */
+    int post;           /* 1: multiply the sum by pre / N after the reduction (unless pre = N) */
     const char *source; /* the framework's file and function */
 } ar_config;
 
