@@ -551,7 +551,7 @@ int cmd_bench(int argc, char **argv)
 {
     cli_set_context("bench");
     if (argc < 2)
-        return cli_error(CLI_EINPUT, "missing benchmark: emu, kernels, train or sweep "
+        return cli_error(CLI_EINPUT, "missing benchmark: emu, kernels, train, sweep or allreduce "
                                      "(see 'ampscope bench --help')");
     if (cli_is_help(argv[1])) {
         printf(
@@ -560,7 +560,8 @@ int cmd_bench(int argc, char **argv)
             "  emu        the emulator's speed, against MPFR and F16C\n"
             "  kernels    kernels/ on a backend, against copy bandwidth and a large GEMM\n"
             "  train      training steps of each precision mode, against O0 on the same backend\n"
-            "  sweep      `ampscope sweep` on 1, 2 jobs and MPI ranks, as speedups\n\n"
+            "  sweep      `ampscope sweep` on 1, 2 jobs and MPI ranks, as speedups\n"
+            "  allreduce  the emulated low-precision gradient all-reduce, against fp32 sums\n\n"
             "'ampscope bench BENCHMARK --help' shows its options.\n");
         return CLI_OK;
     }
@@ -568,5 +569,6 @@ int cmd_bench(int argc, char **argv)
     if (strcmp(argv[1], "kernels") == 0) return bench_kernels(argc - 1, argv + 1);
     if (strcmp(argv[1], "train") == 0) return bench_train(argc - 1, argv + 1);
     if (strcmp(argv[1], "sweep") == 0) return bench_sweep(argc - 1, argv + 1);
+    if (strcmp(argv[1], "allreduce") == 0) return bench_allreduce(argc - 1, argv + 1);
     return cli_error(CLI_EINPUT, "unknown benchmark '%s' (see 'ampscope bench --help')", argv[1]);
 }

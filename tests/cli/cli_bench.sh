@@ -30,4 +30,22 @@ expect_status 0
 expect_out_has 'x'  # ratios
 expect_out_has 'vs mpfr'
 
+# bench allreduce: a header and 12 rows (the fp32 loop and three presets at 2, 8, 64 ranks),
+# each with a positive rate and a ratio to the loop; bad --elements exits 2 with one line.
+run "$A" bench allreduce --quick --csv
+expect_status 0
+expect_err_empty
+[[ $(printf '%s\n' "$OUT" | head -n 1) == 'what,comm,ranks,elements,seconds,mb_per_s,vs_loop,vs_mpi' ]] ||
+    fail "allreduce CSV header"
+rows=$(printf '%s\n' "$OUT" | tail -n +2)
+[[ $(printf '%s\n' "$rows" | wc -l) == 12 ]] || fail "allreduce rows: $rows"
+bad=$(printf '%s\n' "$rows" | awk -F, 'NF != 8 || !($6 > 0) || !($7 > 0)' | wc -l)
+[[ $bad == 0 ]] || fail "$bad malformed allreduce rows"
+for want in 'fp32 loop,fp32,64,4096,' 'pytorch-fp16-hook,fp16,2,4096,' 'pytorch-bf16-hook,bf16,8,'; do
+    expect_out_has "$want"
+done
+run "$A" bench allreduce --elements 3
+expect_status 2
+expect_err_has '--elements wants an integer in [64, 4194304]'
+
 finish
