@@ -35,7 +35,8 @@ static const struct command {
     {"inspect", cmd_inspect,
      "precision statistics of the tensors of safetensors files (any framework's)"},
     {"bench", cmd_bench,
-     "benchmarks: the emulator, kernels, training steps, sweeps (bench emu|kernels|train|sweep)"},
+     "benchmarks: the emulator, kernels, training steps, sweeps, all-reduce (bench "
+     "emu|kernels|train|sweep|allreduce)"},
     {"help", cmd_help, "list the commands, or show one command's help"},
     {"version", cmd_version, "print the version"},
 };
