@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fpe_internal.h" /* fpe_f64_bits, fpe_f64_from_bits */
 #include "record.h"
 #include "util.h"
 
@@ -33,20 +34,6 @@ void an_bins_add_ak(uint64_t hist[AN_BINS], const uint64_t ak[AK_HIST_BINS])
 bool an_inspect_dtype_ok(st_dtype dt)
 {
     return dt == ST_F32 || dt == ST_F16 || dt == ST_BF16 || dt == ST_F64;
-}
-
-static uint64_t f64_bits(double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static double f64_from_bits(uint64_t u)
-{
-    double x;
-    memcpy(&x, &u, sizeof x);
-    return x;
 }
 
 /* The class of a value of format f from its bits. */
@@ -84,12 +71,12 @@ int an_f64_class(double x, double s, fpe_format_id target)
     if (ex + es > 300) return AN_CLASS_OVERFLOWED; /* >= 2^298, past every format's largest */
     const double p = x * s;
     const double e = fma(x, s, -p);
-    uint64_t u = f64_bits(p);
+    uint64_t u = fpe_f64_bits(p);
     if (e != 0.0) {
         if (e < 0.0) u -= 1; /* x s < p: truncating steps p down one ulp */
         u |= 1;
     }
-    const double q = f64_from_bits(u);
+    const double q = fpe_f64_from_bits(u);
     fpe_env env = fpe_env_default();
     switch (target) {
     case FPE_FMT_F16: return class_of_bits(target, fpe_f64_to_f16(&env, q));

@@ -276,7 +276,25 @@ FPE_INLINE uint64_t fpe_round_to_integer(const fpe_env *env, bool sign, uint64_t
     return kept + fpe_round_increment(env->round, sign, kept, rem, shift, rnd);
 }
 
-/* ---- binary64 ------------------------------------------------------------ */
+/* ---- binary32 and binary64 as bits ---------------------------------------- */
+FPE_INLINE uint32_t fpe_f32_bits(float f)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v;
+    v.f = f;
+    return v.u;
+}
+FPE_INLINE float fpe_f32_from_bits(uint32_t u)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v;
+    v.u = u;
+    return v.f;
+}
 FPE_INLINE uint64_t fpe_f64_bits(double d)
 {
     union {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fpe_internal.h" /* fpe_f32_bits, fpe_f32_from_bits */
 #include "util.h"
 
 /* ---- the formats' bits ------------------------------------------------------------------- */
@@ -28,19 +29,6 @@ static int is_inf(fpe_format_id f, uint32_t u)
 static int is_subnormal(fpe_format_id f, uint32_t u)
 {
     return (u & exp_mask(f)) == 0 && (u & frac_mask(f)) != 0;
-}
-
-static uint32_t f32_bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-static float f32_value(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
 }
 
 /* fp32 bits rounded to f (RNE), and f's bits widened to fp32 (exact). */
@@ -88,7 +76,7 @@ uint32_t ar_message(const ar_plan *p, float g, ar_stats *s)
 {
     fpe_env env = fpe_env_cuda();
     const ar_config *c = p->config;
-    const uint32_t gu = f32_bits(g);
+    const uint32_t gu = fpe_f32_bits(g);
     const uint32_t b = from_f32(&env, c->grad, gu);
     uint32_t m;
     int flushed_by_scale = 0;
@@ -126,8 +114,9 @@ float ar_finish(const ar_plan *p, uint32_t sum)
     fpe_env env = fpe_env_cuda();
     const ar_config *c = p->config;
     const uint32_t s = p->post_scale ? scale_in(&env, c->comm, sum, p->k_post) : sum;
-    if (c->grad == c->comm) return f32_value(to_f32(&env, c->comm, s));
-    return f32_value(to_f32(&env, c->grad, from_f32(&env, c->grad, to_f32(&env, c->comm, s))));
+    if (c->grad == c->comm) return fpe_f32_from_bits(to_f32(&env, c->comm, s));
+    return fpe_f32_from_bits(
+        to_f32(&env, c->grad, from_f32(&env, c->grad, to_f32(&env, c->comm, s))));
 }
 
 void ar_chunk(size_t n, int world, int c, size_t *begin, size_t *end)

@@ -99,25 +99,8 @@ FPE_INLINE double ak_elem_value(fpe_format_id f, uint32_t bits)
 }
 
 /* ---- elements in memory: bit patterns, fp16/bf16 in the low 16 bits ---- */
-FPE_INLINE uint32_t ak_f32_bits(float f)
-{
-    union {
-        float f;
-        uint32_t u;
-    } v;
-    v.f = f;
-    return v.u;
-}
-
-FPE_INLINE float ak_f32_from_bits(uint32_t u)
-{
-    union {
-        float f;
-        uint32_t u;
-    } v;
-    v.u = u;
-    return v.f;
-}
+FPE_INLINE uint32_t ak_f32_bits(float f) { return fpe_f32_bits(f); }
+FPE_INLINE float ak_f32_from_bits(uint32_t u) { return fpe_f32_from_bits(u); }
 
 /* Element i of an array of format f, as bits. */
 FPE_INLINE uint32_t ak_load_bits(fpe_format_id f, const void *p, size_t i)

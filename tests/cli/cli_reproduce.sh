@@ -47,11 +47,16 @@ CHECKS=$((CHECKS + 1))
 [[ $(wc -l <"$TMP/rep/modes.csv") == 8 ]] || fail "modes.csv: $(cat "$TMP/rep/modes.csv")"
 grep -q '^O0,fp32,none,40,.*,1.000$' "$TMP/rep/modes.csv" || fail "modes.csv O0 row"
 
-# the new nets' sections: three transformer runs in fp32list.csv, four in bf16.csv, three resnet
-# runs, O0's running variance exactly its own
+# the new nets' sections: four transformer runs in fp32list.csv (the loss in fp16 the fourth),
+# four in bf16.csv, three resnet runs, the embedding probe's one row, O0's running variance
+# exactly its own
 CHECKS=$((CHECKS + 1))
-[[ $(wc -l <"$TMP/rep/fp32list.csv") == 4 && $(wc -l <"$TMP/rep/bf16.csv") == 5 &&
-    $(wc -l <"$TMP/rep/batchnorm.csv") == 4 ]] || fail "new sections' tables"
+[[ $(wc -l <"$TMP/rep/fp32list.csv") == 5 && $(wc -l <"$TMP/rep/bf16.csv") == 5 &&
+    $(wc -l <"$TMP/rep/batchnorm.csv") == 4 && $(wc -l <"$TMP/rep/embedding_probe.csv") == 2 ]] ||
+    fail "new sections' tables"
+CHECKS=$((CHECKS + 1))
+grep -Eq '^tf-O2-fp16-lowloss,O2 fp16: the loss in fp16,6,[^,]*,[^,]*,[1-9][0-9]*,[1-9][0-9]*,' "$TMP/rep/fp32list.csv" ||
+    fail "fp32list.csv: the loss in fp16 did not overflow: $(grep lowloss "$TMP/rep/fp32list.csv")"
 grep -q '^rn-O0,fp32 (O0),2,.*,0,0$' "$TMP/rep/batchnorm.csv" ||
     fail "batchnorm.csv O0 row: $(grep ^rn-O0 "$TMP/rep/batchnorm.csv")"
 # the deep MLP: nine runs (three settings, three seeds), every net's layers in the per-layer study

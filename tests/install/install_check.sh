@@ -233,7 +233,7 @@ expect_completion "--loss-scale" ampscope train --lo
 expect_completion "eval testfloat verify" ampscope emu ""
 expect_completion "$(tr ' ' '\n' <<<"$COMMANDS" | sort | tr '\n' ' ' | sed 's/ $//')" ampscope ""
 expect_completion "--help --version" ampscope -
-expect_completion "emu kernels sweep train" ampscope bench ""
+expect_completion "allreduce emu kernels sweep train" ampscope bench ""
 expect_completion "--round" ampscope emu eval fp16 add 1 2 --r
 expect_completion "-rmax -rmin -rminMag" ampscope emu testfloat f16_add -rm
 expect_completion "bf16 fp16" ampscope train --dtype ""
