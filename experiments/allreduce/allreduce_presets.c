@@ -27,7 +27,9 @@
  *   megatron-fp32      megatron/core/distributed/param_and_grad_buffer.py start_grad_sync with
  *                      grad_reduce_in_fp32 (accumulate_allreduce_grads_in_fp32): the fp32
  *                      main_grad buffer, grad_data *= gradient_scaling_factor (1 / dp size),
- *                      then the fp32 all-reduce.
+ *                      then the fp32 all-reduce (ReduceOp.SUM), as the source reads:
+ *                      "if bucket.gradient_scaling_factor != 1.0: bucket.grad_data *=
+ *                      bucket.gradient_scaling_factor" before the collective.
  *   megatron-bf16      the same without it: the buffer in the params' bf16, scaled in bf16.
  *                      (With average_in_collective Megatron asks NCCL for ReduceOp.AVG
  *                      instead: not modelled here.)
