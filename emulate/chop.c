@@ -88,12 +88,13 @@ static float widen_to_f32(fpe_format_id fmt, fpe_env *env, uint32_t r)
 
 /* ---- the vector path -------------------------------------------------------
  * Arrays are processed in blocks.  A first, branch-free loop (which the
- * compiler vectorizes) rounds every element whose input is zero (exact,
- * no flags) or normal with a normal, non-overflowing result in the target
- * format (the same bias-and-truncate rounding as the scalar fast path), and
- * marks the others.  A second loop sends the marked elements through the general
- * conversion with their own random index.  Only marked elements can flush,
- * become subnormal, overflow, be NaN or raise anything but inexact. */
+ * compiler vectorizes) rounds every element exactly as fpe_round_pack would,
+ * flags and counts included: zeros, normal inputs with normal, subnormal, zero
+ * or overflowing results, infinities and NaNs.  It declines (marks) only
+ * binary32 subnormal inputs (DAZ and the tiny results they give live in the
+ * general path) and, under FTZ, inputs whose result is tiny; a second loop
+ * sends the marked elements through the general conversion with their own
+ * random index. */
 #define CHOP_BLOCK 1024
 
 /* Functions built twice, for the baseline and for AVX2, picked at load time. */
@@ -125,53 +126,189 @@ CHOP_VECTOR_WIDE static void random_words(const fpe_env *env, uint64_t base, siz
     }
 }
 
-/* The easy-element loop for one rounding mode: BIAS is added below the last
- * kept bit before truncation (see fpe_round_f64_fast). */
-#define CHOP_EASY_LOOP(BIAS, ODD)                                                                  \
-    for (size_t i = 0; i < n; i++) {                                                               \
-        uint32_t u;                                                                                \
-        memcpy(&u, &in[i], sizeof u);                                                              \
-        const uint32_t sign = u >> 31;                                                             \
-        const uint32_t ef = (u >> 23) & 0xFF;                                                      \
-        const uint32_t h = (u & 0x7FFFFFFFu) - rebias;                                             \
-        const uint32_t rem = h & ulp_m1;                                                           \
-        (void)sign;                                                                                \
-        const uint32_t r = ((h + (BIAS)) >> shift) | ((ODD) & (rem != 0));                         \
-        const uint32_t zero = (u & 0x7FFFFFFFu) == 0; /* exact, no flags: +-0 */                   \
-        const uint32_t easy = (ef - lo <= hi - lo) | zero;                                         \
-        out[i] = (uint16_t)((sign << 15) | (r & (zero - 1u)));                                     \
-        rare[i] = (uint8_t)!easy;                                                                  \
-        inexact += (rem != 0) & easy & !zero;                                                      \
-        nrare += !easy;                                                                            \
-    }
+/* What a block's vector loop found: flags and counts of the elements it kept. */
+typedef struct chop_tally {
+    uint32_t flags, rare, flushed, subnormal, overflowed, inexact;
+    uint32_t boundary; /* fp16: some inexact 2^-15 <= |x| < 2^-14 whose tininess was left open */
+} chop_tally;
 
-/* Round the block to fmt (FPE_FMT_F16 or FPE_FMT_BF16) as 16-bit patterns.
- * rare[i] = 1 marks elements left for the general path.  Returns the number
- * of inexact easy elements. */
-CHOP_VECTOR static size_t chop_block_easy(int fmt, int mode, const float *restrict in,
-                                          uint16_t *restrict out, uint8_t *restrict rare,
-                                          const uint32_t *restrict rnd, size_t n,
-                                          size_t *rare_count)
+/* Eight lanes of 32 bits (GCC vector extensions: AVX2 registers in the avx2
+ * clone, pairs of SSE2 registers in the default one).  Comparisons give
+ * masks: all ones or zero per lane. */
+#if defined(__GNUC__) && !defined(__clang__)
+/* the helpers below are always inlined: no vector crosses a call */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+typedef uint32_t v8u __attribute__((vector_size(32)));
+typedef uint16_t v8h __attribute__((vector_size(16)));
+typedef uint8_t v8b __attribute__((vector_size(8)));
+#define CHOP_LANES 8
+
+FPE_INLINE v8u sel(v8u mask, v8u a, v8u b) { return (mask & a) | (~mask & b); }
+FPE_INLINE v8u vmin31(v8u x) { return sel((v8u)(x < 31), x, (v8u){0} + 31); }
+FPE_INLINE uint32_t sum_lanes(v8u v)
 {
-    /* f32 exponent fields whose results are normal and cannot overflow:
-     * fp16 2^-14 <= |x| < 2^15, bf16 2^-126 <= |x| < 2^127 */
-    const uint32_t lo = fmt == FPE_FMT_F16 ? 113 : 1, hi = fmt == FPE_FMT_F16 ? 141 : 253;
-    const uint32_t rebias = fmt == FPE_FMT_F16 ? (uint32_t)(127 - 15) << 23 : 0;
-    const int shift = fmt == FPE_FMT_F16 ? 13 : 16;
-    const uint32_t ulp_m1 = ((uint32_t)1 << shift) - 1, half = (uint32_t)1 << (shift - 1);
-    uint32_t inexact = 0, nrare = 0;
+    uint32_t r = 0;
+    for (int k = 0; k < CHOP_LANES; k++)
+        r += v[k];
+    return r;
+}
+
+/* Should the kept part be incremented (a mask)?  The lane form of
+ * fpe_round_increment: rem holds the discarded bits below the last kept one,
+ * half is half an ulp, odd the kept part's last bit as a mask, frac32 the
+ * top 32 discarded bits (stoch_prop), rnd the random word. */
+FPE_INLINE v8u lane_increment(int mode, v8u sign, v8u odd, v8u rem, v8u half, v8u frac32, v8u rnd)
+{
+    const v8u lost = (v8u)(rem != 0);
     switch (mode) {
-    case FPE_RNE: CHOP_EASY_LOOP(half - 1 + ((h >> shift) & 1), 0) break;
-    case FPE_RNA: CHOP_EASY_LOOP(half, 0) break;
-    case FPE_RD: CHOP_EASY_LOOP((0u - sign) & ulp_m1, 0) break;
-    case FPE_RU: CHOP_EASY_LOOP((sign - 1u) & ulp_m1, 0) break;
-    case FPE_RO: CHOP_EASY_LOOP(0, 1u) break;
-    case FPE_SR_PROP: CHOP_EASY_LOOP(ulp_m1 - (rnd[i] >> (32 - shift)), 0) break;
-    case FPE_SR_EQUAL: CHOP_EASY_LOOP((0u - (rnd[i] >> 31)) & ulp_m1, 0) break;
-    default: CHOP_EASY_LOOP(0, 0) break; /* RZ */
+    case FPE_RNE: return (v8u)(rem > half) | ((v8u)(rem == half) & odd);
+    case FPE_RNA: return (v8u)(rem >= half);
+    case FPE_RD: return (0 - sign) & lost;
+    case FPE_RU: return (sign - 1) & lost;
+    case FPE_SR_PROP: return (v8u)(rnd < frac32);
+    case FPE_SR_EQUAL: return (0 - (rnd >> 31)) & lost;
+    default: return (v8u){0}; /* RZ, RO */
     }
-    *rare_count = nrare;
-    return inexact;
+}
+
+/* The magnitude of an overflow's result (fpe_overflow); sign is 0 or 1. */
+FPE_INLINE v8u lane_overflow(int mode, v8u sign, uint32_t inf)
+{
+    switch (mode) {
+    case FPE_RZ:
+    case FPE_RO: return (v8u){0} + (inf - 1);
+    case FPE_RD: return inf - (sign ^ 1);
+    case FPE_RU: return inf - sign;
+    default: return (v8u){0} + inf;
+    }
+}
+
+/* The vector loop for one format and mode (both constant after inlining),
+ * eight elements at a time (n a multiple of 8).  A lane's value is
+ * M / 2^sh ulps of the result: for a normal result M is the input rebiased
+ * to the result's exponent field and fraction (sh = 13 or 16; a carry out of
+ * the fraction bumps the exponent); for a subnormal or zero fp16 result M is
+ * the 24-bit significand and sh = nt = 126 - exponent field (the shift to
+ * units of 2^-24), capped at 31 since M < 2^24.  The tininess after rounding
+ * of inexact lanes with 2^-15 <= |x| < 2^-14 whose 11 leading bits are all
+ * ones is left to the caller (t->boundary): rare, and it needs the carry of
+ * a rounding to 11 bits. */
+FPE_INLINE void chop_lanes(fpe_format_id fmt, int mode, uint32_t ftz, uint32_t nan_x86,
+                           const float *restrict in, uint16_t *restrict out, uint8_t *restrict rare,
+                           const uint32_t *restrict rnd, size_t n, chop_tally *t)
+{
+    const int f16 = fmt == FPE_FMT_F16;
+    const uint32_t lo = f16 ? 113 : 1; /* smallest exponent field with a normal result */
+    const uint32_t rebias = f16 ? (uint32_t)(127 - 15) << 23 : 0;
+    const uint32_t shift = f16 ? 13 : 16, inf = f16 ? 0x7C00 : 0x7F80;
+    const uint32_t fmin = f16 ? 0x400 : 0x80, quiet = f16 ? 0x200 : 0x40;
+    const v8u zero = {0}, ftz_mask = zero - ftz;
+    /* flag bits OR-ed per lane (bit 7: a boundary lane); the counts added per
+     * lane, 8 bits each (at most 128 per lane in a block of 1024) */
+    v8u flags = zero, counts = zero, nrare = zero;
+    for (size_t i = 0; i < n; i += CHOP_LANES) {
+        v8u u, r32 = zero;
+        memcpy(&u, in + i, sizeof u);
+        if (mode >= FPE_SR_PROP) memcpy(&r32, rnd + i, sizeof r32);
+        const v8u sign = u >> 31, a = u & 0x7FFFFFFFu, ef = a >> 23;
+        const v8u special = (v8u)(ef == 0xFF), tiny = (v8u)(ef < lo), is_zero = (v8u)(a == 0);
+        const v8u sig = (a & 0x7FFFFF) | ((v8u)(ef != 0) & 0x800000); /* 0 for a zero */
+        const v8u nt = 126 - ef;
+        const v8u sh = sel(tiny, vmin31(nt), zero + shift);
+        const v8u M = sel(tiny, sig, a - rebias);
+        const v8u one_sh = (zero + 1) << sh;
+        v8u kept = M >> sh;
+        const v8u rem = M & (one_sh - 1), half = one_sh >> 1;
+        const v8u lost = (v8u)(rem != 0);
+        v8u frac32 = zero;
+        if (mode == FPE_SR_PROP)
+            frac32 = sel(tiny & (v8u)(nt >= 32), sig >> vmin31(nt - 32), rem << (32 - sh));
+        if (mode == FPE_RO)
+            kept |= lost & 1;
+        else
+            kept -= lane_increment(mode, sign, zero - (kept & 1), rem, half, frac32, r32);
+        const v8u over = ~special & ~tiny & (v8u)(kept >= inf);
+        const v8u nan = special & (v8u)((a & 0x7FFFFF) != 0);
+        const v8u nan_bits =
+            nan_x86 ? (sign << 15) | (inf | quiet) | ((a & 0x7FFFFF) >> shift) : zero + 0x7FFF;
+        const v8u mag = sel(over, lane_overflow(mode, sign, inf), sel(special, zero + inf, kept));
+        const v8u res = sel(nan, nan_bits, (sign << 15) | mag);
+        const v8u declined = ((v8u)(ef == 0) & ~is_zero) | (ftz_mask & tiny & ~is_zero);
+        const v8u keep = ~declined;
+        const v8u lane_inexact = ((lost & ~special) | over) & keep;
+        /* fp16, 2^-15 <= |x| < 2^-14 with 11 leading ones: tiny after rounding
+         * unless rounding to 11 bits carries */
+        const v8u edge = (v8u)(ef == 112) & (v8u)((M >> 13) == 0x7FF);
+        const v8u under = tiny & lost & keep;
+        flags |= (lane_inexact & FPE_FLAG_INEXACT) | (under & ~edge & FPE_FLAG_UNDERFLOW) |
+                 (under & edge & 0x80) | (over & FPE_FLAG_OVERFLOW) |
+                 (nan & (v8u)((a & 0x400000) == 0) & FPE_FLAG_INVALID);
+        nrare -= declined;
+        const v8u finite = keep & ~special;
+        counts += (lane_inexact & 1) | (over & 0x100) |
+                  (finite & ~is_zero & (v8u)(kept == 0) & 0x10000) |
+                  (finite & ~over & (v8u)(kept - 1 < fmin - 1) & 0x1000000);
+        const v8h res16 = __builtin_convertvector(res, v8h);
+        const v8b rare8 = __builtin_convertvector(declined & 1, v8b);
+        memcpy(out + i, &res16, sizeof res16);
+        memcpy(rare + i, &rare8, sizeof rare8);
+    }
+    uint32_t fl = 0, c8[4] = {0, 0, 0, 0};
+    for (int k = 0; k < CHOP_LANES; k++) {
+        fl |= flags[k];
+        for (int j = 0; j < 4; j++)
+            c8[j] += (counts[k] >> (8 * j)) & 0xFF;
+    }
+    t->flags = fl & 0x7F;
+    t->boundary = fl >> 7;
+    t->rare = sum_lanes(nrare);
+    t->inexact = c8[0];
+    t->overflowed = c8[1];
+    t->flushed = c8[2];
+    t->subnormal = c8[3];
+}
+
+/* Round the block to fmt (FPE_FMT_F16 or FPE_FMT_BF16) as 16-bit patterns, n
+ * a multiple of 8.  rare[i] = 1 marks elements left for the general path. */
+CHOP_VECTOR static void chop_block_vector(int fmt, const fpe_env *env, const float *restrict in,
+                                          uint16_t *restrict out, uint8_t *restrict rare,
+                                          const uint32_t *restrict rnd, size_t n, chop_tally *t)
+{
+    const uint32_t ftz = env->ftz != 0, x86 = env->nan == FPE_NAN_X86;
+#define CHOP_MODE(F, M)                                                                            \
+    case M:                                                                                        \
+        chop_lanes(F, M, ftz, x86, in, out, rare, rnd, n, t);                                      \
+        break;
+#define CHOP_MODES(F)                                                                              \
+    switch (env->round) {                                                                          \
+        CHOP_MODE(F, FPE_RNE)                                                                      \
+        CHOP_MODE(F, FPE_RNA)                                                                      \
+        CHOP_MODE(F, FPE_RD)                                                                       \
+        CHOP_MODE(F, FPE_RU)                                                                       \
+        CHOP_MODE(F, FPE_RO)                                                                       \
+        CHOP_MODE(F, FPE_SR_PROP)                                                                  \
+        CHOP_MODE(F, FPE_SR_EQUAL)                                                                 \
+    default: chop_lanes(F, FPE_RZ, ftz, x86, in, out, rare, rnd, n, t); break;                     \
+    }
+    if (fmt == FPE_FMT_F16) {
+        CHOP_MODES(FPE_FMT_F16)
+    } else {
+        CHOP_MODES(FPE_FMT_BF16)
+    }
+#undef CHOP_MODES
+#undef CHOP_MODE
+}
+
+static void add_tally(chop_tally *t, const chop_tally *u)
+{
+    t->flags |= u->flags;
+    t->boundary |= u->boundary;
+    t->rare += u->rare;
+    t->flushed += u->flushed;
+    t->subnormal += u->subnormal;
+    t->overflowed += u->overflowed;
+    t->inexact += u->inexact;
 }
 
 /* One block of float -> 16-bit patterns; element i has index base + i. */
@@ -181,14 +318,42 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t 
     uint8_t rare[CHOP_BLOCK];
     uint32_t words[CHOP_BLOCK + 8];
     const uint64_t base = env->sr_index;
+    const uint32_t *rnd = words + (base & 3);
     if (env->round >= FPE_SR_PROP) random_words(env, base, n, words);
-    size_t nrare;
-    const size_t inexact =
-        chop_block_easy(fmt, env->round, in, out, rare, words + (base & 3), n, &nrare);
-    c->inexact += inexact;
-    if (inexact) env->flags |= FPE_FLAG_INEXACT;
-    /* the general path for the marked elements; DAZ and FTZ concern only
-     * subnormal inputs and tiny results, which are all marked */
+    chop_tally t;
+    const size_t whole = n & ~(size_t)(CHOP_LANES - 1);
+    chop_block_vector(fmt, env, in, out, rare, rnd, whole, &t);
+    if (whole < n) { /* the last few, padded with zeros (no flags, nothing counted) */
+        float pad[CHOP_LANES] = {0};
+        uint32_t pad_rnd[CHOP_LANES] = {0};
+        uint16_t pad_out[CHOP_LANES];
+        chop_tally tail;
+        memcpy(pad, in + whole, (n - whole) * sizeof *in);
+        if (env->round >= FPE_SR_PROP) memcpy(pad_rnd, rnd + whole, (n - whole) * sizeof *rnd);
+        chop_block_vector(fmt, env, pad, pad_out, rare + whole, pad_rnd, CHOP_LANES, &tail);
+        memcpy(out + whole, pad_out, (n - whole) * sizeof *out);
+        add_tally(&t, &tail);
+    }
+    /* Tininess after rounding of the boundary elements (fp16, just below
+     * 2^-14): the scalar conversion decides whether one of them underflows. */
+    if (t.boundary && !(t.flags & FPE_FLAG_UNDERFLOW)) {
+        for (size_t i = 0; i < n && !(t.flags & FPE_FLAG_UNDERFLOW); i++) {
+            const uint32_t x = f32_bits(in[i]);
+            if (((x >> 23) & 0xFF) != 112 || rare[i]) continue;
+            fpe_env e = *env;
+            e.flags = 0;
+            e.sr_index = base + i;
+            (void)fpe_convert_k(FPE_FMT_F32, (fpe_format_id)fmt, &e, x);
+            t.flags |= e.flags & FPE_FLAG_UNDERFLOW;
+        }
+    }
+    env->flags |= (uint8_t)t.flags;
+    c->flushed += t.flushed;
+    c->subnormal += t.subnormal;
+    c->overflowed += t.overflowed;
+    c->inexact += t.inexact;
+    /* the general path for the marked elements */
+    size_t nrare = t.rare;
     for (size_t i = 0; nrare > 0 && i < n; i++) {
         if (!rare[i]) continue;
         env->sr_index = base + i;
