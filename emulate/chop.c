@@ -77,15 +77,6 @@ static float f32_from_bits(uint32_t u)
     return f;
 }
 
-/* The kept value as float: widen the format's pattern exactly. */
-static float widen_to_f32(fpe_format_id fmt, fpe_env *env, uint32_t r)
-{
-    if (fmt == FPE_FMT_F32) return f32_from_bits(r);
-    fpe_env quiet = *env; /* widening is exact: no flags, no DAZ of the result */
-    quiet.daz = 0;
-    return f32_from_bits(fpe_convert_k(fmt, FPE_FMT_F32, &quiet, r));
-}
-
 /* ---- the vector path -------------------------------------------------------
  * Arrays are processed in blocks.  A first, branch-free loop (which the
  * compiler vectorizes) rounds every element exactly as fpe_round_pack would,
@@ -144,6 +135,10 @@ typedef uint16_t v8h __attribute__((vector_size(16)));
 typedef uint8_t v8b __attribute__((vector_size(8)));
 #define CHOP_LANES 8
 
+typedef int32_t v8i __attribute__((vector_size(32)));
+/* x < y for lanes below 2^31 (a signed compare: AVX2 has no unsigned one) */
+#define LT(x, y) ((v8u)((v8i)(x) < (v8i)((v8u){0} + (y))))
+
 FPE_INLINE v8u sel(v8u mask, v8u a, v8u b) { return (mask & a) | (~mask & b); }
 FPE_INLINE v8u vmin31(v8u x) { return sel((v8u)(x < 31), x, (v8u){0} + 31); }
 FPE_INLINE uint32_t sum_lanes(v8u v)
@@ -162,11 +157,11 @@ FPE_INLINE v8u lane_increment(int mode, v8u sign, v8u odd, v8u rem, v8u half, v8
 {
     const v8u lost = (v8u)(rem != 0);
     switch (mode) {
-    case FPE_RNE: return (v8u)(rem > half) | ((v8u)(rem == half) & odd);
-    case FPE_RNA: return (v8u)(rem >= half);
+    case FPE_RNE: return LT(half, rem) | ((v8u)(rem == half) & odd);
+    case FPE_RNA: return ~LT(rem, half);
     case FPE_RD: return (0 - sign) & lost;
     case FPE_RU: return (sign - 1) & lost;
-    case FPE_SR_PROP: return (v8u)(rnd < frac32);
+    case FPE_SR_PROP: return LT(rnd ^ 0x80000000u, frac32 ^ 0x80000000u);
     case FPE_SR_EQUAL: return (0 - (rnd >> 31)) & lost;
     default: return (v8u){0}; /* RZ, RO */
     }
@@ -194,12 +189,12 @@ FPE_INLINE v8u lane_overflow(int mode, v8u sign, uint32_t inf)
  * of inexact lanes with 2^-15 <= |x| < 2^-14 whose 11 leading bits are all
  * ones is left to the caller (t->boundary): rare, and it needs the carry of
  * a rounding to 11 bits. */
-FPE_INLINE void chop_lanes(fpe_format_id fmt, int mode, uint32_t ftz, uint32_t nan_x86,
-                           const float *restrict in, uint16_t *restrict out, uint8_t *restrict rare,
+FPE_INLINE void chop_lanes(fpe_format_id fmt, int mode, bool want_counts, uint32_t ftz,
+                           uint32_t nan_x86, const float *restrict in, uint16_t *restrict out,
                            const uint32_t *restrict rnd, size_t n, chop_tally *t)
 {
     const int f16 = fmt == FPE_FMT_F16;
-    const uint32_t lo = f16 ? 113 : 1; /* smallest exponent field with a normal result */
+    const int32_t lo = f16 ? 113 : 1; /* smallest exponent field with a normal result */
     const uint32_t rebias = f16 ? (uint32_t)(127 - 15) << 23 : 0;
     const uint32_t shift = f16 ? 13 : 16, inf = f16 ? 0x7C00 : 0x7F80;
     const uint32_t fmin = f16 ? 0x400 : 0x80, quiet = f16 ? 0x200 : 0x40;
@@ -212,47 +207,46 @@ FPE_INLINE void chop_lanes(fpe_format_id fmt, int mode, uint32_t ftz, uint32_t n
         memcpy(&u, in + i, sizeof u);
         if (mode >= FPE_SR_PROP) memcpy(&r32, rnd + i, sizeof r32);
         const v8u sign = u >> 31, a = u & 0x7FFFFFFFu, ef = a >> 23;
-        const v8u special = (v8u)(ef == 0xFF), tiny = (v8u)(ef < lo), is_zero = (v8u)(a == 0);
-        const v8u sig = (a & 0x7FFFFF) | ((v8u)(ef != 0) & 0x800000); /* 0 for a zero */
+        const v8u special = (v8u)(ef == 0xFF), tiny = LT(ef, lo), nonzero = ~(v8u)(a == 0);
+        const v8u sig = (a & 0x7FFFFF) | (~(v8u)(ef == 0) & 0x800000); /* 0 for a zero */
         const v8u nt = 126 - ef;
         const v8u sh = sel(tiny, vmin31(nt), zero + shift);
         const v8u M = sel(tiny, sig, a - rebias);
         const v8u one_sh = (zero + 1) << sh;
         v8u kept = M >> sh;
         const v8u rem = M & (one_sh - 1), half = one_sh >> 1;
-        const v8u lost = (v8u)(rem != 0);
+        const v8u lost = ~(v8u)(rem == 0);
         v8u frac32 = zero;
         if (mode == FPE_SR_PROP)
-            frac32 = sel(tiny & (v8u)(nt >= 32), sig >> vmin31(nt - 32), rem << (32 - sh));
+            frac32 = sel(tiny & ~LT(nt, 32), sig >> vmin31(nt - 32), rem << (32 - sh));
         if (mode == FPE_RO)
             kept |= lost & 1;
         else
             kept -= lane_increment(mode, sign, zero - (kept & 1), rem, half, frac32, r32);
-        const v8u over = ~special & ~tiny & (v8u)(kept >= inf);
-        const v8u nan = special & (v8u)((a & 0x7FFFFF) != 0);
+        const v8u over = ~special & ~tiny & ~LT(kept, inf);
+        const v8u nan = special & ~(v8u)((a & 0x7FFFFF) == 0);
         const v8u nan_bits =
             nan_x86 ? (sign << 15) | (inf | quiet) | ((a & 0x7FFFFF) >> shift) : zero + 0x7FFF;
         const v8u mag = sel(over, lane_overflow(mode, sign, inf), sel(special, zero + inf, kept));
         const v8u res = sel(nan, nan_bits, (sign << 15) | mag);
-        const v8u declined = ((v8u)(ef == 0) & ~is_zero) | (ftz_mask & tiny & ~is_zero);
-        const v8u keep = ~declined;
-        const v8u lane_inexact = ((lost & ~special) | over) & keep;
+        const v8u declined = ((v8u)(ef == 0) | (ftz_mask & tiny)) & nonzero;
+        const v8u lane_inexact = ((lost & ~special) | over) & ~declined;
+        const v8u under = tiny & lost & ~declined;
         /* fp16, 2^-15 <= |x| < 2^-14 with 11 leading ones: tiny after rounding
-         * unless rounding to 11 bits carries */
-        const v8u edge = (v8u)(ef == 112) & (v8u)((M >> 13) == 0x7FF);
-        const v8u under = tiny & lost & keep;
+         * unless rounding to 11 bits carries (left to the caller) */
+        const v8u edge = f16 ? (v8u)((a >> 13) == 0x1C3FF) : zero;
         flags |= (lane_inexact & FPE_FLAG_INEXACT) | (under & ~edge & FPE_FLAG_UNDERFLOW) |
                  (under & edge & 0x80) | (over & FPE_FLAG_OVERFLOW) |
                  (nan & (v8u)((a & 0x400000) == 0) & FPE_FLAG_INVALID);
         nrare -= declined;
-        const v8u finite = keep & ~special;
-        counts += (lane_inexact & 1) | (over & 0x100) |
-                  (finite & ~is_zero & (v8u)(kept == 0) & 0x10000) |
-                  (finite & ~over & (v8u)(kept - 1 < fmin - 1) & 0x1000000);
+        if (want_counts) {
+            const v8u finite = ~declined & ~special & ~over;
+            counts += (lane_inexact & 1) | (over & 0x100) |
+                      (finite & nonzero & (v8u)(kept == 0) & 0x10000) |
+                      (finite & ~(v8u)(kept == 0) & LT(kept, fmin) & 0x1000000);
+        }
         const v8h res16 = __builtin_convertvector(res, v8h);
-        const v8b rare8 = __builtin_convertvector(declined & 1, v8b);
         memcpy(out + i, &res16, sizeof res16);
-        memcpy(rare + i, &rare8, sizeof rare8);
     }
     uint32_t fl = 0, c8[4] = {0, 0, 0, 0};
     for (int k = 0; k < CHOP_LANES; k++) {
@@ -270,15 +264,19 @@ FPE_INLINE void chop_lanes(fpe_format_id fmt, int mode, uint32_t ftz, uint32_t n
 }
 
 /* Round the block to fmt (FPE_FMT_F16 or FPE_FMT_BF16) as 16-bit patterns, n
- * a multiple of 8.  rare[i] = 1 marks elements left for the general path. */
-CHOP_VECTOR static void chop_block_vector(int fmt, const fpe_env *env, const float *restrict in,
-                                          uint16_t *restrict out, uint8_t *restrict rare,
+ * a multiple of 8; t->rare elements (chop_declined) are left for the general
+ * path. */
+CHOP_VECTOR static void chop_block_vector(int fmt, const fpe_env *env, bool want_counts,
+                                          const float *restrict in, uint16_t *restrict out,
                                           const uint32_t *restrict rnd, size_t n, chop_tally *t)
 {
     const uint32_t ftz = env->ftz != 0, x86 = env->nan == FPE_NAN_X86;
 #define CHOP_MODE(F, M)                                                                            \
     case M:                                                                                        \
-        chop_lanes(F, M, ftz, x86, in, out, rare, rnd, n, t);                                      \
+        if (want_counts)                                                                           \
+            chop_lanes(F, M, true, ftz, x86, in, out, rnd, n, t);                                  \
+        else                                                                                       \
+            chop_lanes(F, M, false, ftz, x86, in, out, rnd, n, t);                                 \
         break;
 #define CHOP_MODES(F)                                                                              \
     switch (env->round) {                                                                          \
@@ -289,7 +287,7 @@ CHOP_VECTOR static void chop_block_vector(int fmt, const fpe_env *env, const flo
         CHOP_MODE(F, FPE_RO)                                                                       \
         CHOP_MODE(F, FPE_SR_PROP)                                                                  \
         CHOP_MODE(F, FPE_SR_EQUAL)                                                                 \
-    default: chop_lanes(F, FPE_RZ, ftz, x86, in, out, rare, rnd, n, t); break;                     \
+    default: /* and FPE_RZ */ CHOP_MODE(F, FPE_RZ)                                                 \
     }
     if (fmt == FPE_FMT_F16) {
         CHOP_MODES(FPE_FMT_F16)
@@ -311,18 +309,86 @@ static void add_tally(chop_tally *t, const chop_tally *u)
     t->inexact += u->inexact;
 }
 
-/* One block of float -> 16-bit patterns; element i has index base + i. */
-static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t *out, size_t n,
-                               fpe_chop_counts *c)
+/* The easy-element loop for one rounding mode: BIAS is added below the last
+ * kept bit before truncation (see fpe_round_f64_fast). */
+#define CHOP_EASY_LOOP(BIAS, ODD)                                                                  \
+    for (size_t i = 0; i < n; i++) {                                                               \
+        uint32_t u;                                                                                \
+        memcpy(&u, &in[i], sizeof u);                                                              \
+        const uint32_t sign = u >> 31;                                                             \
+        const uint32_t ef = (u >> 23) & 0xFF;                                                      \
+        const uint32_t h = (u & 0x7FFFFFFFu) - rebias;                                             \
+        const uint32_t rem = h & ulp_m1;                                                           \
+        (void)sign;                                                                                \
+        const uint32_t r = ((h + (BIAS)) >> shift) | ((ODD) & (rem != 0));                         \
+        const uint32_t zero = (u & 0x7FFFFFFFu) == 0; /* exact, no flags: +-0 */                   \
+        const uint32_t easy = (ef - lo <= hi - lo) | zero;                                         \
+        out[i] = (uint16_t)((sign << 15) | (r & (zero - 1u)));                                     \
+        inexact += (rem != 0) & easy & !zero;                                                      \
+        nhard += !easy;                                                                            \
+    }
+
+/* The first try at a block, cheaper than the full vector loop: rounds the
+ * elements whose input is zero or normal with a normal, non-overflowing
+ * result (nothing to count but inexact) and counts the others.  Returns the
+ * number of inexact elements; when *hard_count is not zero the block goes
+ * through chop_block_vector. */
+CHOP_VECTOR static size_t chop_block_easy(int fmt, int mode, const float *restrict in,
+                                          uint16_t *restrict out, const uint32_t *restrict rnd,
+                                          size_t n, size_t *hard_count)
 {
-    uint8_t rare[CHOP_BLOCK];
+    /* f32 exponent fields whose results are normal and cannot overflow:
+     * fp16 2^-14 <= |x| < 2^15, bf16 2^-126 <= |x| < 2^127 */
+    const uint32_t lo = fmt == FPE_FMT_F16 ? 113 : 1, hi = fmt == FPE_FMT_F16 ? 141 : 253;
+    const uint32_t rebias = fmt == FPE_FMT_F16 ? (uint32_t)(127 - 15) << 23 : 0;
+    const int shift = fmt == FPE_FMT_F16 ? 13 : 16;
+    const uint32_t ulp_m1 = ((uint32_t)1 << shift) - 1, half = (uint32_t)1 << (shift - 1);
+    uint32_t inexact = 0, nhard = 0;
+    switch (mode) {
+    case FPE_RNE: CHOP_EASY_LOOP(half - 1 + ((h >> shift) & 1), 0) break;
+    case FPE_RNA: CHOP_EASY_LOOP(half, 0) break;
+    case FPE_RD: CHOP_EASY_LOOP((0u - sign) & ulp_m1, 0) break;
+    case FPE_RU: CHOP_EASY_LOOP((sign - 1u) & ulp_m1, 0) break;
+    case FPE_RO: CHOP_EASY_LOOP(0, 1u) break;
+    case FPE_SR_PROP: CHOP_EASY_LOOP(ulp_m1 - (rnd[i] >> (32 - shift)), 0) break;
+    case FPE_SR_EQUAL: CHOP_EASY_LOOP((0u - (rnd[i] >> 31)) & ulp_m1, 0) break;
+    default: CHOP_EASY_LOOP(0, 0) break; /* RZ */
+    }
+    *hard_count = nhard;
+    return inexact;
+}
+
+/* Whether the vector loop leaves element x to the general path. */
+static bool chop_declined(const fpe_env *env, int fmt, uint32_t x)
+{
+    const uint32_t a = x & 0x7FFFFFFFu, ef = a >> 23;
+    const uint32_t lo = fmt == FPE_FMT_F16 ? 113 : 1;
+    return a != 0 && (ef == 0 || (env->ftz && ef < lo));
+}
+
+/* One block of float -> 16-bit patterns; element i has index base + i.
+ * *try_easy: whether to try chop_block_easy first (set when it sufficed). */
+static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t *out, size_t n,
+                               fpe_chop_counts *c, bool want_counts, bool *try_easy)
+{
     uint32_t words[CHOP_BLOCK + 8];
     const uint64_t base = env->sr_index;
     const uint32_t *rnd = words + (base & 3);
     if (env->round >= FPE_SR_PROP) random_words(env, base, n, words);
+    if (*try_easy) {
+        size_t hard;
+        const size_t inexact = chop_block_easy(fmt, env->round, in, out, rnd, n, &hard);
+        if (hard == 0) {
+            c->inexact += inexact;
+            if (inexact) env->flags |= FPE_FLAG_INEXACT;
+            env->sr_index = base + n;
+            return;
+        }
+        *try_easy = false;
+    }
     chop_tally t;
     const size_t whole = n & ~(size_t)(CHOP_LANES - 1);
-    chop_block_vector(fmt, env, in, out, rare, rnd, whole, &t);
+    chop_block_vector(fmt, env, want_counts, in, out, rnd, whole, &t);
     if (whole < n) { /* the last few, padded with zeros (no flags, nothing counted) */
         float pad[CHOP_LANES] = {0};
         uint32_t pad_rnd[CHOP_LANES] = {0};
@@ -330,7 +396,7 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t 
         chop_tally tail;
         memcpy(pad, in + whole, (n - whole) * sizeof *in);
         if (env->round >= FPE_SR_PROP) memcpy(pad_rnd, rnd + whole, (n - whole) * sizeof *rnd);
-        chop_block_vector(fmt, env, pad, pad_out, rare + whole, pad_rnd, CHOP_LANES, &tail);
+        chop_block_vector(fmt, env, want_counts, pad, pad_out, pad_rnd, CHOP_LANES, &tail);
         memcpy(out + whole, pad_out, (n - whole) * sizeof *out);
         add_tally(&t, &tail);
     }
@@ -339,7 +405,7 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t 
     if (t.boundary && !(t.flags & FPE_FLAG_UNDERFLOW)) {
         for (size_t i = 0; i < n && !(t.flags & FPE_FLAG_UNDERFLOW); i++) {
             const uint32_t x = f32_bits(in[i]);
-            if (((x >> 23) & 0xFF) != 112 || rare[i]) continue;
+            if ((x & 0x7FFFFFFFu) >> 13 != 0x1C3FF || chop_declined(env, fmt, x)) continue;
             fpe_env e = *env;
             e.flags = 0;
             e.sr_index = base + i;
@@ -352,35 +418,52 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t 
     c->subnormal += t.subnormal;
     c->overflowed += t.overflowed;
     c->inexact += t.inexact;
-    /* the general path for the marked elements */
+    /* the general path for the declined elements */
     size_t nrare = t.rare;
     for (size_t i = 0; nrare > 0 && i < n; i++) {
-        if (!rare[i]) continue;
+        const uint32_t x = f32_bits(in[i]);
+        if (!chop_declined(env, fmt, x)) continue;
         env->sr_index = base + i;
-        out[i] = (uint16_t)chop_one_f32((fpe_format_id)fmt, env, f32_bits(in[i]), c);
+        out[i] = (uint16_t)chop_one_f32((fpe_format_id)fmt, env, x, c);
         nrare--;
     }
     env->sr_index = base + n;
 }
 
-/* 16-bit pattern of fmt -> float, exactly (for results that are normal or
- * special the shift suffices; subnormals take the general path). */
-static float widen16(int fmt, fpe_env *env, uint16_t r)
+/* 16-bit patterns of fmt -> floats, exactly, as the general widening
+ * (widen_to_f32, DAZ off) gives them, branch-free: bf16 is a shift; fp16
+ * normals are rebiased, subnormals scaled in binary32 (exact), infinities
+ * and NaNs keep their payload (x86) or become the canonical NaN. */
+CHOP_VECTOR static void widen_block(int fmt, uint32_t nan_x86, const uint16_t *restrict r,
+                                    float *restrict out, size_t n)
 {
-    if (fmt == FPE_FMT_BF16) return f32_from_bits((uint32_t)r << 16);
-    const uint32_t ef = (r >> 10) & 0x1F;
-    if (ef - 1 < 30) /* normal: rebias the exponent */
-        return f32_from_bits(((uint32_t)(r & 0x8000) << 16) |
-                             (((uint32_t)(r & 0x7FFF) << 13) + (112u << 23)));
-    return widen_to_f32((fpe_format_id)fmt, env, r);
+    if (fmt == FPE_FMT_BF16) {
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t u = (uint32_t)r[i] << 16;
+            memcpy(&out[i], &u, sizeof u);
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t sign = (uint32_t)(r[i] & 0x8000) << 16, mag = r[i] & 0x7FFF;
+        const float scaled = (float)(int32_t)mag * 0x1p-24f;
+        uint32_t sub;
+        memcpy(&sub, &scaled, sizeof sub);
+        const uint32_t normal = (mag << 13) + (112u << 23);
+        const uint32_t special = nan_x86 || mag == 0x7C00 ? (mag << 13) | 0x7F800000u : 0x7FFFFFFFu;
+        const uint32_t u = sign | (mag < 0x400 ? sub : mag < 0x7C00 ? normal : special);
+        memcpy(&out[i], &u, sizeof u);
+    }
 }
 
 static void chop_f32_u16_blocks(fpe_env *env, int fmt, const float *in, uint16_t *out, size_t n,
-                                fpe_chop_counts *c)
+                                fpe_chop_counts *c, bool want_counts)
 {
-    for (size_t i = 0; i < n; i += CHOP_BLOCK) {
+    bool try_easy = true;
+    for (size_t i = 0, b = 0; i < n; i += CHOP_BLOCK, b++) {
         const size_t m = n - i < CHOP_BLOCK ? n - i : CHOP_BLOCK;
-        chop_block_f32_u16(env, fmt, in + i, out + i, m, c);
+        if (b % 8 == 0) try_easy = true; /* every few blocks, in case the data changed */
+        chop_block_f32_u16(env, fmt, in + i, out + i, m, c, want_counts, &try_easy);
     }
 }
 
@@ -396,12 +479,13 @@ int fpe_chop_f32(fpe_env *env, fpe_format_id fmt, const float *in, float *out, s
             env->sr_index++;
         }
     } else {
-        for (size_t i = 0; i < n; i += CHOP_BLOCK) {
+        bool try_easy = true;
+        for (size_t i = 0, b = 0; i < n; i += CHOP_BLOCK, b++) {
             const size_t m = n - i < CHOP_BLOCK ? n - i : CHOP_BLOCK;
             uint16_t r[CHOP_BLOCK];
-            chop_f32_u16_blocks(env, fmt, in + i, r, m, &c);
-            for (size_t k = 0; k < m; k++)
-                out[i + k] = widen16(fmt, env, r[k]);
+            if (b % 8 == 0) try_easy = true;
+            chop_block_f32_u16(env, fmt, in + i, r, m, &c, counts != NULL, &try_easy);
+            widen_block(fmt, env->nan == FPE_NAN_X86, r, out + i, m);
         }
     }
     add_counts(counts, &c);
@@ -429,7 +513,7 @@ int fpe_chop_f32_to_u16(fpe_env *env, fpe_format_id fmt, const float *in, uint16
 {
     if (bad_args(env, fmt, in, out, n) || fmt == FPE_FMT_F32) return FPE_EINVAL;
     fpe_chop_counts c = {0, 0, 0, 0};
-    chop_f32_u16_blocks(env, fmt, in, out, n, &c);
+    chop_f32_u16_blocks(env, fmt, in, out, n, &c, counts != NULL);
     add_counts(counts, &c);
     return FPE_OK;
 }
