@@ -45,6 +45,9 @@ add_ampscope_test(NAME test_emulate_stochastic SOURCES test_emulate_stochastic.c
                   LIBS ${AMPSCOPE_EMU_TEST_LIBS} TIMEOUT 900)
 add_ampscope_test(NAME test_chop SOURCES test_chop.c LIBS ${AMPSCOPE_EMU_TEST_LIBS}
                   TIMEOUT 900)
+# the array path's vector loop against the scalar conversion (every mode, edge inputs)
+add_ampscope_test(NAME test_chop_scalar SOURCES test_chop_scalar.c LIBS ${AMPSCOPE_EMU_TEST_LIBS}
+                  TIMEOUT 900)
 add_ampscope_test(NAME test_emulate_convert SOURCES test_emulate_convert.c
                   LIBS ${AMPSCOPE_EMU_TEST_LIBS} TIMEOUT 900)
 
