@@ -450,8 +450,12 @@ CHOP_VECTOR static void widen_block(int fmt, uint32_t nan_x86, const uint16_t *r
         uint32_t sub;
         memcpy(&sub, &scaled, sizeof sub);
         const uint32_t normal = (mag << 13) + (112u << 23);
-        const uint32_t special = nan_x86 || mag == 0x7C00 ? (mag << 13) | 0x7F800000u : 0x7FFFFFFFu;
-        const uint32_t u = sign | (mag < 0x400 ? sub : mag < 0x7C00 ? normal : special);
+        const uint32_t is_sub = 0u - (uint32_t)(mag < 0x400);
+        const uint32_t is_finite = 0u - (uint32_t)(mag < 0x7C00);
+        const uint32_t canonical = 0u - (uint32_t)((nan_x86 ^ 1) & (mag > 0x7C00));
+        const uint32_t special = (((mag << 13) | 0x7F800000u) & ~canonical) | (canonical >> 1);
+        const uint32_t u =
+            sign | (sub & is_sub) | (normal & ~is_sub & is_finite) | (special & ~is_finite);
         memcpy(&out[i], &u, sizeof u);
     }
 }

@@ -85,3 +85,16 @@ foreach(op f16_add f16_sub f16_mul f16_div bf16_add bf16_sub bf16_mul bf16_div
                             LABELS exhaustive TIMEOUT 7200)
   endforeach()
 endforeach()
+
+# The array rounding against the scalar conversion over all 2^32 binary32 inputs.
+add_executable(test_chop_exhaustive test_chop_exhaustive.c)
+target_link_libraries(test_chop_exhaustive PRIVATE ampscope_emu m)
+target_compile_options(test_chop_exhaustive PRIVATE -O3)
+foreach(fmt fp16 bf16)
+  foreach(shard RANGE 0 ${_last_shard})
+    add_ampscope_test_entry(NAME test_chop_exhaustive_${fmt}_${shard}
+                            TARGET test_chop_exhaustive
+                            ARGS --format ${fmt} --shard ${shard}/${AMPSCOPE_EXHAUSTIVE_SHARDS}
+                            LABELS exhaustive TIMEOUT 7200)
+  endforeach()
+endforeach()
