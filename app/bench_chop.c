@@ -11,7 +11,8 @@
  * repetition by repetition, and gives the ratio; the round-to-nearest rows also time the
  * hardware (F16C for fp16, AVX512-BF16 for bf16) where the CPU has it.  Before timing, the
  * library and the baseline must agree on every result, count, flag and the final random index;
- * the hardware's disagreements are counted in its column. */
+ * the hardware's disagreements are counted in its column.  Times are the process's CPU time
+ * (ut_cpu_seconds), so that other work on the machine stretches no row. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -224,10 +225,10 @@ static void chop_time(chop_data *d, const chop_pass *p, int np, double rep_secon
     unsigned long passes = 1;
     double elapsed;
     for (;;) {
-        double t0 = ut_seconds();
+        double t0 = ut_cpu_seconds();
         for (unsigned long k = 0; k < passes; k++)
             run_pass(d, &p[0], &env);
-        elapsed = ut_seconds() - t0;
+        elapsed = ut_cpu_seconds() - t0;
         if (elapsed >= rep_seconds / 8 || passes >= (1ul << 30)) break;
         passes *= 2;
     }
@@ -236,10 +237,10 @@ static void chop_time(chop_data *d, const chop_pass *p, int np, double rep_secon
     for (int rep = 0; rep < reps; rep++) {
         for (int k = 0; k < np; k++) {
             env = pass_env(p[k].mode);
-            double t0 = ut_seconds();
+            double t0 = ut_cpu_seconds();
             for (unsigned long j = 0; j < passes; j++)
                 run_pass(d, &p[k], &env);
-            double t = ut_seconds() - t0;
+            double t = ut_cpu_seconds() - t0;
             r[k][rep] = (double)passes * BENCH_CHOP_N / (t > 0 ? t : 1e-9) / 1e6;
         }
         for (int k = 0; k < np; k++)
@@ -306,8 +307,8 @@ int bench_chop_table(bool csv, double rep_seconds, int reps)
         printf("format,inputs,mode,variant,before,after,after/before,hardware,hw_rate,"
                "after/hw,target\n");
     else
-        printf("\narray rounding f32 -> fp16/bf16 (issue 19): %u elements per set, Melem/s; "
-               "before = the code before issue 19\n%-4s %-11s %-11s %-12s %9s %9s %9s  %-10s "
+        printf("\narray rounding f32 -> fp16/bf16 (issue 19): %u elements per set, Melem/s of CPU "
+               "time; before = the code before issue 19\n%-4s %-11s %-11s %-12s %9s %9s %9s  %-10s "
                "%-18s %-7s %s\n",
                BENCH_CHOP_N, "fmt", "inputs", "mode", "variant", "before", "after", "ratio",
                "hardware", "hw rate", "aft/hw", "target");
