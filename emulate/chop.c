@@ -311,7 +311,7 @@ static void add_tally(chop_tally *t, const chop_tally *u)
 
 /* The easy-element loop for one rounding mode: BIAS is added below the last
  * kept bit before truncation (see fpe_round_f64_fast). */
-#define CHOP_EASY_LOOP(BIAS, ODD)                                                                  \
+#define CHOP_EASY_LOOP(BIAS, ODD, STORE)                                                           \
     for (size_t i = 0; i < n; i++) {                                                               \
         uint32_t u;                                                                                \
         memcpy(&u, &in[i], sizeof u);                                                              \
@@ -323,7 +323,7 @@ static void add_tally(chop_tally *t, const chop_tally *u)
         const uint32_t r = ((h + (BIAS)) >> shift) | ((ODD) & (rem != 0));                         \
         const uint32_t zero = (u & 0x7FFFFFFFu) == 0; /* exact, no flags: +-0 */                   \
         const uint32_t easy = (ef - lo <= hi - lo) | zero;                                         \
-        out[i] = (uint16_t)((sign << 15) | (r & (zero - 1u)));                                     \
+        STORE(i, (sign << 15) | (r & (zero - 1u)));                                                \
         inexact += (rem != 0) & easy & !zero;                                                      \
         nhard += !easy;                                                                            \
     }
@@ -332,10 +332,12 @@ static void add_tally(chop_tally *t, const chop_tally *u)
  * elements whose input is zero or normal with a normal, non-overflowing
  * result (nothing to count but inexact) and counts the others.  Returns the
  * number of inexact elements; when *hard_count is not zero the block goes
- * through chop_block_vector. */
+ * through chop_block_vector.  With fout (not in) the results go there,
+ * widened to floats, instead of out. */
 CHOP_VECTOR static size_t chop_block_easy(int fmt, int mode, const float *restrict in,
-                                          uint16_t *restrict out, const uint32_t *restrict rnd,
-                                          size_t n, size_t *hard_count)
+                                          uint16_t *restrict out, float *restrict fout,
+                                          const uint32_t *restrict rnd, size_t n,
+                                          size_t *hard_count)
 {
     /* f32 exponent fields whose results are normal and cannot overflow:
      * fp16 2^-14 <= |x| < 2^15, bf16 2^-126 <= |x| < 2^127 */
@@ -344,18 +346,78 @@ CHOP_VECTOR static size_t chop_block_easy(int fmt, int mode, const float *restri
     const int shift = fmt == FPE_FMT_F16 ? 13 : 16;
     const uint32_t ulp_m1 = ((uint32_t)1 << shift) - 1, half = (uint32_t)1 << (shift - 1);
     uint32_t inexact = 0, nhard = 0;
-    switch (mode) {
-    case FPE_RNE: CHOP_EASY_LOOP(half - 1 + ((h >> shift) & 1), 0) break;
-    case FPE_RNA: CHOP_EASY_LOOP(half, 0) break;
-    case FPE_RD: CHOP_EASY_LOOP((0u - sign) & ulp_m1, 0) break;
-    case FPE_RU: CHOP_EASY_LOOP((sign - 1u) & ulp_m1, 0) break;
-    case FPE_RO: CHOP_EASY_LOOP(0, 1u) break;
-    case FPE_SR_PROP: CHOP_EASY_LOOP(ulp_m1 - (rnd[i] >> (32 - shift)), 0) break;
-    case FPE_SR_EQUAL: CHOP_EASY_LOOP((0u - (rnd[i] >> 31)) & ulp_m1, 0) break;
-    default: CHOP_EASY_LOOP(0, 0) break; /* RZ */
+#define STORE_U16(i, res) out[i] = (uint16_t)(res)
+/* the result widened (normal or zero when the block succeeds) */
+#define STORE_F32(i, res)                                                                          \
+    do {                                                                                           \
+        const uint32_t res_ = (res), mag_ = res_ & 0x7FFF;                                         \
+        const uint32_t w_ =                                                                        \
+            fmt == FPE_FMT_BF16                                                                    \
+                ? res_ << 16                                                                       \
+                : ((res_ & 0x8000) << 16) | ((mag_ << 13) + ((0u - (mag_ != 0)) & (112u << 23)));  \
+        memcpy(&fout[i], &w_, sizeof w_);                                                          \
+    } while (0)
+#define CHOP_EASY_MODES(STORE)                                                                     \
+    switch (mode) {                                                                                \
+    case FPE_RNE: CHOP_EASY_LOOP(half - 1 + ((h >> shift) & 1), 0, STORE) break;                   \
+    case FPE_RNA: CHOP_EASY_LOOP(half, 0, STORE) break;                                            \
+    case FPE_RD: CHOP_EASY_LOOP((0u - sign) & ulp_m1, 0, STORE) break;                             \
+    case FPE_RU: CHOP_EASY_LOOP((sign - 1u) & ulp_m1, 0, STORE) break;                             \
+    case FPE_RO: CHOP_EASY_LOOP(0, 1u, STORE) break;                                               \
+    case FPE_SR_PROP: CHOP_EASY_LOOP(ulp_m1 - (rnd[i] >> (32 - shift)), 0, STORE) break;           \
+    case FPE_SR_EQUAL: CHOP_EASY_LOOP((0u - (rnd[i] >> 31)) & ulp_m1, 0, STORE) break;             \
+    default: CHOP_EASY_LOOP(0, 0, STORE) break; /* RZ */                                           \
     }
+    if (fout) {
+        CHOP_EASY_MODES(STORE_F32)
+    } else {
+        CHOP_EASY_MODES(STORE_U16)
+    }
+#undef CHOP_EASY_MODES
+#undef STORE_F32
+#undef STORE_U16
     *hard_count = nhard;
     return inexact;
+}
+
+/* 16-bit patterns of fmt -> floats, exactly, as the general widening
+ * (DAZ off) gives them, branch-free: bf16 is a shift; fp16 normals,
+ * infinities and NaNs are rebiased (by 112 in the exponent, by 224 for the
+ * maximal exponent: the payload is kept), subnormals scaled in binary32
+ * (exact); with canonical NaNs (a chop result is then 0x7FFF) every NaN is
+ * 0x7FFFFFFF. */
+FPE_INLINE void widen_f16_loop(bool canonical, const uint16_t *restrict r, float *restrict out,
+                               size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t sign = (uint32_t)(r[i] & 0x8000) << 16, mag = r[i] & 0x7FFF;
+        const float scaled = (float)(int32_t)mag * 0x1p-24f;
+        uint32_t sub;
+        memcpy(&sub, &scaled, sizeof sub);
+        const uint32_t top = 0u - (uint32_t)(mag >= 0x7C00), low = 0u - (uint32_t)(mag < 0x400);
+        const uint32_t wide = (mag << 13) + (112u << 23) + (top & (112u << 23));
+        uint32_t u = sign | (sub & low) | (wide & ~low);
+        if (canonical) {
+            const uint32_t nan = 0u - (uint32_t)(mag > 0x7C00);
+            u = (u & ~nan) | (0x7FFFFFFFu & nan);
+        }
+        memcpy(&out[i], &u, sizeof u);
+    }
+}
+
+CHOP_VECTOR static void widen_block(int fmt, uint32_t nan_x86, const uint16_t *restrict r,
+                                    float *restrict out, size_t n)
+{
+    if (fmt == FPE_FMT_BF16) {
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t u = (uint32_t)r[i] << 16;
+            memcpy(&out[i], &u, sizeof u);
+        }
+    } else if (nan_x86) {
+        widen_f16_loop(false, r, out, n);
+    } else {
+        widen_f16_loop(true, r, out, n);
+    }
 }
 
 /* Whether the vector loop leaves element x to the general path. */
@@ -367,9 +429,11 @@ static bool chop_declined(const fpe_env *env, int fmt, uint32_t x)
 }
 
 /* One block of float -> 16-bit patterns; element i has index base + i.
- * *try_easy: whether to try chop_block_easy first (set when it sufficed). */
-static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t *out, size_t n,
-                               fpe_chop_counts *c, bool want_counts, bool *try_easy)
+ * *try_easy: whether to try chop_block_easy first (set when it sufficed).
+ * With fout (which must not be in) the results are widened into fout; out
+ * is then scratch. */
+static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t *out, float *fout,
+                               size_t n, fpe_chop_counts *c, bool want_counts, bool *try_easy)
 {
     uint32_t words[CHOP_BLOCK + 8];
     const uint64_t base = env->sr_index;
@@ -377,7 +441,7 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t 
     if (env->round >= FPE_SR_PROP) random_words(env, base, n, words);
     if (*try_easy) {
         size_t hard;
-        const size_t inexact = chop_block_easy(fmt, env->round, in, out, rnd, n, &hard);
+        const size_t inexact = chop_block_easy(fmt, env->round, in, out, fout, rnd, n, &hard);
         if (hard == 0) {
             c->inexact += inexact;
             if (inexact) env->flags |= FPE_FLAG_INEXACT;
@@ -428,36 +492,7 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t 
         nrare--;
     }
     env->sr_index = base + n;
-}
-
-/* 16-bit patterns of fmt -> floats, exactly, as the general widening
- * (widen_to_f32, DAZ off) gives them, branch-free: bf16 is a shift; fp16
- * normals are rebiased, subnormals scaled in binary32 (exact), infinities
- * and NaNs keep their payload (x86) or become the canonical NaN. */
-CHOP_VECTOR static void widen_block(int fmt, uint32_t nan_x86, const uint16_t *restrict r,
-                                    float *restrict out, size_t n)
-{
-    if (fmt == FPE_FMT_BF16) {
-        for (size_t i = 0; i < n; i++) {
-            const uint32_t u = (uint32_t)r[i] << 16;
-            memcpy(&out[i], &u, sizeof u);
-        }
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t sign = (uint32_t)(r[i] & 0x8000) << 16, mag = r[i] & 0x7FFF;
-        const float scaled = (float)(int32_t)mag * 0x1p-24f;
-        uint32_t sub;
-        memcpy(&sub, &scaled, sizeof sub);
-        const uint32_t normal = (mag << 13) + (112u << 23);
-        const uint32_t is_sub = 0u - (uint32_t)(mag < 0x400);
-        const uint32_t is_finite = 0u - (uint32_t)(mag < 0x7C00);
-        const uint32_t canonical = 0u - (uint32_t)((nan_x86 ^ 1) & (mag > 0x7C00));
-        const uint32_t special = (((mag << 13) | 0x7F800000u) & ~canonical) | (canonical >> 1);
-        const uint32_t u =
-            sign | (sub & is_sub) | (normal & ~is_sub & is_finite) | (special & ~is_finite);
-        memcpy(&out[i], &u, sizeof u);
-    }
+    if (fout) widen_block(fmt, env->nan == FPE_NAN_X86, out, fout, n);
 }
 
 static void chop_f32_u16_blocks(fpe_env *env, int fmt, const float *in, uint16_t *out, size_t n,
@@ -467,7 +502,7 @@ static void chop_f32_u16_blocks(fpe_env *env, int fmt, const float *in, uint16_t
     for (size_t i = 0, b = 0; i < n; i += CHOP_BLOCK, b++) {
         const size_t m = n - i < CHOP_BLOCK ? n - i : CHOP_BLOCK;
         if (b % 8 == 0) try_easy = true; /* every few blocks, in case the data changed */
-        chop_block_f32_u16(env, fmt, in + i, out + i, m, c, want_counts, &try_easy);
+        chop_block_f32_u16(env, fmt, in + i, out + i, NULL, m, c, want_counts, &try_easy);
     }
 }
 
@@ -488,8 +523,12 @@ int fpe_chop_f32(fpe_env *env, fpe_format_id fmt, const float *in, float *out, s
             const size_t m = n - i < CHOP_BLOCK ? n - i : CHOP_BLOCK;
             uint16_t r[CHOP_BLOCK];
             if (b % 8 == 0) try_easy = true;
-            chop_block_f32_u16(env, fmt, in + i, r, m, &c, counts != NULL, &try_easy);
-            widen_block(fmt, env->nan == FPE_NAN_X86, r, out + i, m);
+            if (out != in) { /* the easy loop may write the floats itself */
+                chop_block_f32_u16(env, fmt, in + i, r, out + i, m, &c, counts != NULL, &try_easy);
+            } else {
+                chop_block_f32_u16(env, fmt, in + i, r, NULL, m, &c, counts != NULL, &try_easy);
+                widen_block(fmt, env->nan == FPE_NAN_X86, r, out + i, m);
+            }
         }
     }
     add_counts(counts, &c);

@@ -213,6 +213,35 @@ START_TEST(test_stochastic_seeds)
 }
 END_TEST
 
+/* Every 16-bit pattern a chop can give, as the input's exact float (a NaN's payload kept), in
+ * every mode and both NaN specializations: the floats of fpe_chop_f32 (out of place and in
+ * place) are the widened patterns. */
+START_TEST(test_every_result_pattern)
+{
+    const int fmt = _i ? FPE_FMT_BF16 : FPE_FMT_F16;
+    static float in[65536], fout[65536], inplace[65536];
+    static uint16_t out[65536];
+    fpe_env widen = fpe_env_default();
+    for (uint32_t h = 0; h < 65536; h++) {
+        const uint32_t x = fmt == FPE_FMT_F16 ? fpe_f16_to_f32(&widen, (uint16_t)h) : h << 16;
+        memcpy(&in[h], &x, sizeof x);
+    }
+    uint64_t bad = 0;
+    for (int mode = 0; mode < FPE_ROUND_COUNT; mode++)
+        for (int canonical = 0; canonical < 2; canonical++) {
+            fpe_env env = fpe_env_default();
+            env.round = (uint8_t)mode;
+            env.nan = canonical ? FPE_NAN_CANONICAL : FPE_NAN_X86;
+            bad += cvs_check(&env, fmt, in, 65536, true, true, out, fout);
+            fpe_env e2 = env;
+            memcpy(inplace, in, sizeof inplace);
+            fpe_chop_f32(&e2, (fpe_format_id)fmt, inplace, inplace, 65536, NULL);
+            bad += memcmp(inplace, fout, sizeof fout) != 0;
+        }
+    ck_assert_msg(bad == 0, "%" PRIu64 " mismatches", bad);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("chop_scalar");
@@ -221,6 +250,7 @@ int main(void)
     tcase_add_loop_test(tc, test_array_against_scalar, 0, 2);
     tcase_add_loop_test(tc, test_edges_alone, 0, 2);
     tcase_add_loop_test(tc, test_stochastic_seeds, 0, 2);
+    tcase_add_loop_test(tc, test_every_result_pattern, 0, 2);
     suite_add_tcase(s, tc);
     return ts_run_suite(s);
 }
