@@ -429,7 +429,9 @@ static bool chop_declined(const fpe_env *env, int fmt, uint32_t x)
 }
 
 /* One block of float -> 16-bit patterns; element i has index base + i.
- * *try_easy: whether to try chop_block_easy first (set when it sufficed).
+ * *try_easy: whether to try chop_block_easy first (set when it sufficed: it
+ * left no element, or so few that the general path for each is cheaper than
+ * the full loop for the block).
  * With fout (which must not be in) the results are widened into fout; out
  * is then scratch. */
 static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t *out, float *fout,
@@ -442,9 +444,21 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t 
     if (*try_easy) {
         size_t hard;
         const size_t inexact = chop_block_easy(fmt, env->round, in, out, fout, rnd, n, &hard);
-        if (hard == 0) {
+        if (hard * 16 <= n) { /* none or a few left: the general path for each */
             c->inexact += inexact;
             if (inexact) env->flags |= FPE_FLAG_INEXACT;
+            const uint32_t lo = fmt == FPE_FMT_F16 ? 113 : 1, hi = fmt == FPE_FMT_F16 ? 141 : 253;
+            for (size_t i = 0; hard > 0 && i < n; i++) {
+                const uint32_t x = f32_bits(in[i]), ef = (x >> 23) & 0xFF;
+                if ((x & 0x7FFFFFFFu) == 0 || ef - lo <= hi - lo) continue; /* done above */
+                env->sr_index = base + i;
+                uint16_t r = (uint16_t)chop_one_f32((fpe_format_id)fmt, env, x, c);
+                if (fout)
+                    widen_block(fmt, env->nan == FPE_NAN_X86, &r, &fout[i], 1);
+                else
+                    out[i] = r;
+                hard--;
+            }
             env->sr_index = base + n;
             return;
         }

@@ -149,11 +149,20 @@ START_TEST(test_array_against_scalar)
             env.nan = (opt >> 3) ? FPE_NAN_CANONICAL : FPE_NAN_X86;
             env.sr_seed = 0x5EED0000u + (uint64_t)mode;
             env.sr_stream = (uint32_t)opt;
-            for (int rep = 0; rep < 3; rep++) {
-                /* lengths: several blocks and a tail, a short tail-only call, one block */
+            for (int rep = 0; rep < 4; rep++) {
+                /* lengths: several blocks and a tail, a short tail-only call, one block; and
+                 * blocks of normal values with a few others (the general path for each) */
                 const size_t n = rep == 0 ? N_MAX : rep == 1 ? 5 + ts_below(&rng, 20) : 1024;
                 env.sr_index = ts_next(&rng) >> 20;
                 make_array(&rng, fmt, in, n);
+                if (rep == 3) /* a normal value everywhere but about 1 element in 40 */
+                    for (size_t i = 0; i < n; i++)
+                        if (ts_below(&rng, 40) != 0) {
+                            const uint32_t u = (uint32_t)(ts_below(&rng, 2)) << 31 |
+                                               (120u + ts_below(&rng, 14)) << 23 |
+                                               ((uint32_t)ts_next(&rng) & 0x7FFFFF);
+                            memcpy(&in[i], &u, sizeof u);
+                        }
                 bad += cvs_check(&env, fmt, in, n, rep != 1, true, out, fout);
                 checked += n;
             }
