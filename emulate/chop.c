@@ -326,18 +326,20 @@ static void add_tally(chop_tally *t, const chop_tally *u)
         STORE(i, (sign << 15) | (r & (zero - 1u)));                                                \
         inexact += (rem != 0) & easy & !zero;                                                      \
         nhard += !easy;                                                                            \
+        hard[i] = (uint8_t)!easy;                                                                  \
     }
 
 /* The first try at a block, cheaper than the full vector loop: rounds the
  * elements whose input is zero or normal with a normal, non-overflowing
- * result (nothing to count but inexact) and counts the others.  Returns the
+ * result (nothing to count but inexact) and marks (hard[i] = 1) and counts
+ * the others.  Returns the
  * number of inexact elements; when *hard_count is not zero the block goes
  * through chop_block_vector.  With fout (not in) the results go there,
  * widened to floats, instead of out. */
 CHOP_VECTOR static size_t chop_block_easy(int fmt, int mode, const float *restrict in,
                                           uint16_t *restrict out, float *restrict fout,
-                                          const uint32_t *restrict rnd, size_t n,
-                                          size_t *hard_count)
+                                          uint8_t *restrict hard, const uint32_t *restrict rnd,
+                                          size_t n, size_t *hard_count)
 {
     /* f32 exponent fields whose results are normal and cannot overflow:
      * fp16 2^-14 <= |x| < 2^15, bf16 2^-126 <= |x| < 2^127 */
@@ -443,14 +445,22 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t 
     if (env->round >= FPE_SR_PROP) random_words(env, base, n, words);
     if (*try_easy) {
         size_t hard;
-        const size_t inexact = chop_block_easy(fmt, env->round, in, out, fout, rnd, n, &hard);
+        uint8_t marks[CHOP_BLOCK + 8];
+        const size_t inexact =
+            chop_block_easy(fmt, env->round, in, out, fout, marks, rnd, n, &hard);
         if (hard * 16 <= n) { /* none or a few left: the general path for each */
             c->inexact += inexact;
             if (inexact) env->flags |= FPE_FLAG_INEXACT;
-            const uint32_t lo = fmt == FPE_FMT_F16 ? 113 : 1, hi = fmt == FPE_FMT_F16 ? 141 : 253;
+            memset(marks + n, 0, 8);
             for (size_t i = 0; hard > 0 && i < n; i++) {
-                const uint32_t x = f32_bits(in[i]), ef = (x >> 23) & 0xFF;
-                if ((x & 0x7FFFFFFFu) == 0 || ef - lo <= hi - lo) continue; /* done above */
+                uint64_t eight; /* skip eight unmarked elements at a time */
+                memcpy(&eight, marks + i, sizeof eight);
+                if (eight == 0) {
+                    i += 7;
+                    continue;
+                }
+                if (!marks[i]) continue;
+                const uint32_t x = f32_bits(in[i]);
                 env->sr_index = base + i;
                 uint16_t r = (uint16_t)chop_one_f32((fpe_format_id)fmt, env, x, c);
                 if (fout)
