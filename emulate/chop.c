@@ -126,7 +126,7 @@ typedef struct chop_tally {
 /* Eight lanes of 32 bits (GCC vector extensions: AVX2 registers in the avx2
  * clone, pairs of SSE2 registers in the default one).  Comparisons give
  * masks: all ones or zero per lane. */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) /* and clang */
 /* the helpers below are always inlined: no vector crosses a call */
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
