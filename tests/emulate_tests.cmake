@@ -2,7 +2,8 @@
 #
 #   ctest -L unit -j2          every unit test (a few minutes on two cores)
 #   ctest -L exhaustive -j2    all fp16/bf16 operand pairs and all fp32 inputs of the
-#                              f32 -> f16/bf16 conversions, 8 shards per operation
+#                              f32 -> f16/bf16 conversions, 8 shards per operation; all fp32
+#                              inputs of the array rounding (test_chop_exhaustive)
 #
 # Knobs (environment): AMPSCOPE_TEST_SEED (default 20240601), AMPSCOPE_TEST_RANDOM
 # (random cases per operation, format and mode; default 1000000).
