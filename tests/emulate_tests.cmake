@@ -2,7 +2,8 @@
 #
 #   ctest -L unit -j2          every unit test (a few minutes on two cores)
 #   ctest -L exhaustive -j2    all fp16/bf16 operand pairs and all fp32 inputs of the
-#                              f32 -> f16/bf16 conversions, 8 shards per operation
+#                              f32 -> f16/bf16 conversions, 8 shards per operation; all fp32
+#                              inputs of the array rounding (test_chop_exhaustive)
 #
 # Knobs (environment): AMPSCOPE_TEST_SEED (default 20240601), AMPSCOPE_TEST_RANDOM
 # (random cases per operation, format and mode; default 1000000).
@@ -45,6 +46,9 @@ add_ampscope_test(NAME test_emulate_stochastic SOURCES test_emulate_stochastic.c
                   LIBS ${AMPSCOPE_EMU_TEST_LIBS} TIMEOUT 900)
 add_ampscope_test(NAME test_chop SOURCES test_chop.c LIBS ${AMPSCOPE_EMU_TEST_LIBS}
                   TIMEOUT 900)
+# the array path's vector loop against the scalar conversion (every mode, edge inputs)
+add_ampscope_test(NAME test_chop_scalar SOURCES test_chop_scalar.c LIBS ${AMPSCOPE_EMU_TEST_LIBS}
+                  TIMEOUT 900)
 add_ampscope_test(NAME test_emulate_convert SOURCES test_emulate_convert.c
                   LIBS ${AMPSCOPE_EMU_TEST_LIBS} TIMEOUT 900)
 
@@ -79,6 +83,19 @@ foreach(op f16_add f16_sub f16_mul f16_div bf16_add bf16_sub bf16_mul bf16_div
     add_ampscope_test_entry(NAME test_emulate_exhaustive_${op}_${shard}
                             TARGET test_emulate_exhaustive
                             ARGS --op ${op} --shard ${shard}/${AMPSCOPE_EXHAUSTIVE_SHARDS}
+                            LABELS exhaustive TIMEOUT 7200)
+  endforeach()
+endforeach()
+
+# The array rounding against the scalar conversion over all 2^32 binary32 inputs.
+add_executable(test_chop_exhaustive test_chop_exhaustive.c)
+target_link_libraries(test_chop_exhaustive PRIVATE ampscope_emu m)
+target_compile_options(test_chop_exhaustive PRIVATE -O3)
+foreach(fmt fp16 bf16)
+  foreach(shard RANGE 0 ${_last_shard})
+    add_ampscope_test_entry(NAME test_chop_exhaustive_${fmt}_${shard}
+                            TARGET test_chop_exhaustive
+                            ARGS --format ${fmt} --shard ${shard}/${AMPSCOPE_EXHAUSTIVE_SHARDS}
                             LABELS exhaustive TIMEOUT 7200)
   endforeach()
 endforeach()

@@ -29,6 +29,23 @@ run "$A" bench emu --quick
 expect_status 0
 expect_out_has 'x'  # ratios
 expect_out_has 'vs mpfr'
+expect_out_has 'array rounding f32 -> fp16/bf16 (issue 19)'
+
+# The array table alone, as CSV: the library agreed with the code before issue 19 on every
+# row (else the status is 1), every mode and input set is there, rates are positive.
+run "$A" bench emu --chop --quick --csv
+expect_status 0
+expect_err_empty
+header='format,inputs,mode,variant,before,after,after/before,hardware,hw_rate,after/hw,target'
+[[ $(printf '%s\n' "$OUT" | head -n 1) == "$header" ]] || fail "chop CSV header"
+rows=$(printf '%s\n' "$OUT" | tail -n +2)
+[[ $(printf '%s\n' "$rows" | wc -l) == 72 ]] || fail "chop CSV: not 72 rows"
+bad=$(printf '%s\n' "$rows" | awk -F, 'NF != 11 || !($5 > 0) || !($6 > 0)' | wc -l)
+[[ $bad == 0 ]] || fail "$bad malformed chop CSV rows"
+for want in 'fp16,gradient,near_even,-,' 'bf16,fp16-normal,stoch_equal,+counts,' \
+    'fp16,gradient,min,+counts,' 'bf16,gradient,stoch_prop,fpe_chop_f32,'; do
+    expect_out_has "$want"
+done
 
 # bench allreduce: a header and 12 rows (the fp32 loop and three presets at 2, 8, 64 ranks),
 # each with a positive rate and a ratio to the loop; bad --elements exits 2 with one line.
