@@ -14,11 +14,11 @@
 
 /* ---- tables and names ------------------------------------------------------------ */
 static const char *const table_files[REC_TABLES] = {
-    REC_STEPS_CSV, REC_TENSORS_CSV, REC_UPDATES_CSV,   REC_HIST_CSV,
-    REC_EVAL_CSV,  REC_TRACE_CSV,   REC_TRACE_HIST_CSV};
+    REC_STEPS_CSV, REC_TENSORS_CSV, REC_UPDATES_CSV,    REC_HIST_CSV,
+    REC_EVAL_CSV,  REC_TRACE_CSV,   REC_TRACE_HIST_CSV, REC_ALLREDUCE_CSV};
 static const char *const table_headers[REC_TABLES] = {
-    REC_STEPS_HEADER, REC_TENSORS_HEADER, REC_UPDATES_HEADER,   REC_HIST_HEADER,
-    REC_EVAL_HEADER,  REC_TRACE_HEADER,   REC_TRACE_HIST_HEADER};
+    REC_STEPS_HEADER, REC_TENSORS_HEADER, REC_UPDATES_HEADER,    REC_HIST_HEADER,
+    REC_EVAL_HEADER,  REC_TRACE_HEADER,   REC_TRACE_HIST_HEADER, REC_ALLREDUCE_HEADER};
 
 const char *rec_table_file(rec_table t) { return (unsigned)t < REC_TABLES ? table_files[t] : NULL; }
 

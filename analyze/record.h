@@ -57,6 +57,7 @@ extern "C" {
 #define REC_EVAL_CSV       "eval.csv"
 #define REC_TRACE_CSV      "trace.csv"
 #define REC_TRACE_HIST_CSV "trace_hist.csv"
+#define REC_ALLREDUCE_CSV  "allreduce.csv"
 
 /* found_inf and skipped are 0 or 1. */
 #define REC_STEPS_HEADER "step,epoch,loss,loss_scale,found_inf,skipped,lr"
@@ -86,6 +87,16 @@ extern "C" {
 /* The same gradients' log2 histogram, long format, nonzero bins only (bin
  * as in hist.csv). */
 #define REC_TRACE_HIST_HEADER "step,bin,count"
+/* A data-parallel run's gradient all-reduce, one row a step (experiments/allreduce/allreduce.h,
+ * ar_stats): the (rank, element) inputs that were nonzero, flushed by the casts and by the
+ * pre-division, subnormal as messages, made inf by the cast; results inf where every message
+ * was finite, non-finite, zero where the exact mean is not, subnormal; the largest error and
+ * the relative 2-norm error against the exact mean of the ranks' gradients (unscaled); whether
+ * the result holds inf or NaN (the step's found_inf, decided after the reduction). */
+#define REC_ALLREDUCE_HEADER                                                                       \
+    "step,elements,inputs_nonzero,flushed_cast,flushed_prescale,subnormal_messages,"               \
+    "overflow_cast,overflow_in_sum,nonfinite_results,zero_results,subnormal_results,"              \
+    "max_abs_error,rel_l2_error,found_inf"
 
 typedef enum rec_table {
     REC_STEPS,
@@ -94,9 +105,10 @@ typedef enum rec_table {
     REC_HIST,
     REC_EVAL,
     REC_TRACE,
-    REC_TRACE_HIST
+    REC_TRACE_HIST,
+    REC_ALLREDUCE
 } rec_table;
-#define REC_TABLES 7
+#define REC_TABLES 8
 const char *rec_table_file(rec_table t);   /* "steps.csv", ...; NULL for an invalid id */
 const char *rec_table_header(rec_table t); /* REC_STEPS_HEADER, ...; NULL for an invalid id */
 
@@ -193,6 +205,14 @@ typedef struct rec_trace_row {
     double amax;
 } rec_trace_row;
 
+typedef struct rec_allreduce_row {
+    int64_t step;
+    uint64_t elements, inputs_nonzero, flushed_cast, flushed_prescale, subnormal_messages;
+    uint64_t overflow_cast, overflow_in_sum, nonfinite_results, zero_results, subnormal_results;
+    double max_abs_error, rel_l2_error;
+    int found_inf; /* 0 or 1 */
+} rec_allreduce_row;
+
 typedef struct rec_trace_hist_row {
     int64_t step;
     int bin; /* AK_HIST_* index */
@@ -265,6 +285,7 @@ int rec_write_hist(rec_log *log, const rec_hist_row *row);
 int rec_write_eval(rec_log *log, const rec_eval_row *row);
 int rec_write_trace(rec_log *log, const rec_trace_row *row);
 int rec_write_trace_hist(rec_log *log, const rec_trace_hist_row *row);
+int rec_write_allreduce(rec_log *log, const rec_allreduce_row *row);
 /* Straight from the kernels' results (via rec_*_row_of). */
 int rec_write_tensor_stats(rec_log *log, int64_t step, const char *layer, rec_kind kind,
                            ak_dtype dtype, float scale, const ak_stats *s);
@@ -288,6 +309,8 @@ int rec_read_tensors(const char *path, rec_tensor_row **rows, size_t *n, char *m
 int rec_read_updates(const char *path, rec_update_row **rows, size_t *n, char *msg, size_t msg_len);
 int rec_read_hist(const char *path, rec_hist_row **rows, size_t *n, char *msg, size_t msg_len);
 int rec_read_eval(const char *path, rec_eval_row **rows, size_t *n, char *msg, size_t msg_len);
+int rec_read_allreduce(const char *path, rec_allreduce_row **rows, size_t *n, char *msg,
+                       size_t msg_len);
 int rec_read_trace(const char *path, rec_trace_row **rows, size_t *n, char *msg, size_t msg_len);
 int rec_read_trace_hist(const char *path, rec_trace_hist_row **rows, size_t *n, char *msg,
                         size_t msg_len);

@@ -22,19 +22,13 @@
 /* A training run's own files, and what the studies add beside them: a
  * sweep's train.log and done.json (experiments/sweep.h), reproduce's
  * wall_seconds. */
-static const char *const train_files[] = {REC_RUN_JSON,
-                                          REC_STEPS_CSV,
-                                          REC_TENSORS_CSV,
-                                          REC_UPDATES_CSV,
-                                          REC_HIST_CSV,
-                                          REC_EVAL_CSV,
-                                          REC_TRACE_CSV,
-                                          REC_TRACE_HIST_CSV,
-                                          REC_CHECKPOINT,
-                                          "train.log",
-                                          "done.json",
-                                          "wall_seconds",
-                                          NULL};
+static const char *const train_files[] = {REC_RUN_JSON,      REC_STEPS_CSV,
+                                          REC_TENSORS_CSV,   REC_UPDATES_CSV,
+                                          REC_HIST_CSV,      REC_EVAL_CSV,
+                                          REC_TRACE_CSV,     REC_TRACE_HIST_CSV,
+                                          REC_ALLREDUCE_CSV, REC_CHECKPOINT,
+                                          "train.log",       "done.json",
+                                          "wall_seconds",    NULL};
 static const char *const sweep_files[] = {"sweep.json", "summary.csv", "sweep.lock", NULL};
 
 static bool listed(const char *name, const char *const *list)

@@ -122,6 +122,22 @@ static int parse_trace_row(const csv_row *c, void *out)
     return AN_OK;
 }
 
+static int parse_allreduce_row(const csv_row *c, void *out)
+{
+    rec_allreduce_row *r = out;
+    uint64_t *counts[] = {&r->elements,         &r->inputs_nonzero,     &r->flushed_cast,
+                          &r->flushed_prescale, &r->subnormal_messages, &r->overflow_cast,
+                          &r->overflow_in_sum,  &r->nonfinite_results,  &r->zero_results,
+                          &r->subnormal_results};
+    if (csv_get_count(c, 0, &r->step)) return AN_EFORMAT;
+    for (int i = 0; i < 10; i++)
+        if (csv_get_u64(c, 1 + i, counts[i])) return AN_EFORMAT;
+    if (csv_get_f64(c, 11, &r->max_abs_error) || csv_get_f64(c, 12, &r->rel_l2_error) ||
+        csv_get_flag(c, 13, &r->found_inf))
+        return AN_EFORMAT;
+    return AN_OK;
+}
+
 static int parse_trace_hist_row(const csv_row *c, void *out)
 {
     rec_trace_hist_row *r = out;
@@ -252,6 +268,13 @@ int rec_read_trace_hist(const char *path, rec_trace_hist_row **rows, size_t *n, 
                         size_t msg_len)
 {
     return read_table(path, REC_TRACE_HIST, sizeof **rows, parse_trace_hist_row, (void **)rows, n,
+                      msg, msg_len);
+}
+
+int rec_read_allreduce(const char *path, rec_allreduce_row **rows, size_t *n, char *msg,
+                       size_t msg_len)
+{
+    return read_table(path, REC_ALLREDUCE, sizeof **rows, parse_allreduce_row, (void **)rows, n,
                       msg, msg_len);
 }
 

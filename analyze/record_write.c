@@ -182,6 +182,29 @@ int rec_write_eval(rec_log *log, const rec_eval_row *r)
     return emit(log, &l);
 }
 
+int rec_write_allreduce(rec_log *log, const rec_allreduce_row *r)
+{
+    int status = check_log(log, REC_ALLREDUCE, "rec_write_allreduce");
+    if (status != AN_OK) return status;
+    if (!r) return rec_log_fail(log, AN_EINVAL, "rec_write_allreduce: row is NULL");
+    if ((status = check_step(log, "rec_write_allreduce", r->step, NULL)) != AN_OK) return status;
+    if (r->found_inf != 0 && r->found_inf != 1)
+        return rec_log_fail(log, AN_EINVAL, "rec_write_allreduce: found_inf %d is not 0 or 1",
+                            r->found_inf);
+    out_line l = {.n = 0};
+    put_i64(&l, r->step);
+    const uint64_t counts[] = {r->elements,         r->inputs_nonzero,     r->flushed_cast,
+                               r->flushed_prescale, r->subnormal_messages, r->overflow_cast,
+                               r->overflow_in_sum,  r->nonfinite_results,  r->zero_results,
+                               r->subnormal_results};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        put_u64(&l, counts[i]);
+    put_f64(&l, r->max_abs_error);
+    put_f64(&l, r->rel_l2_error);
+    put_i64(&l, r->found_inf);
+    return emit(log, &l);
+}
+
 /* A trace row's values, checked before anything is written: the counts
  * must add up (zero and non-finite values are part of count), amax is a
  * finite magnitude and the scale a non-negative number (0 and inf are

@@ -187,7 +187,9 @@ int cli_exit_status(int status)
     }
     if (status == CLI_OK) return 0;
     const char *context = cli_context();
-    fprintf(stderr, "ampscope%s%s: %s\n", context[0] ? " " : "", context, cli_error_message());
+    /* (no message: another process spoke for this one, e.g. rank 0 of an MPI run) */
+    if (cli_error_message()[0])
+        fprintf(stderr, "ampscope%s%s: %s\n", context[0] ? " " : "", context, cli_error_message());
     return status == CLI_EINPUT ? 2 : status == CLI_EDIVERGED ? 3 : 1;
 }
 

@@ -11,6 +11,8 @@
 #include "commands.h"
 #include "record.h"
 #include "train.h"
+#include "sweep.h" /* sw_launcher_rank */
+#include "train_mpi.h"
 #include "train_options.h"
 
 #ifndef AMPSCOPE_GIT_REVISION
@@ -50,6 +52,7 @@ static int set(train_options *o, const char *key, const char *text)
 static int train(const train_options *o)
 {
     char msg[1024];
+    msg[0] = '\0';
     switch (train_run(o, msg, sizeof msg)) {
     case TRAIN_OK: return CLI_OK;
     case TRAIN_EINPUT: return cli_error(CLI_EINPUT, "%s", msg);
@@ -136,7 +139,16 @@ int cmd_train(int argc, char **argv)
             rc = set(o, now[k].key, now[k].text);
         char msg[1024];
         if (!rc && topt_finish(o, msg, sizeof msg) != 0) rc = cli_error(CLI_EINPUT, "%s", msg);
+        /* under mpirun: one run, data-parallel over the ranks */
+        train_comm comm;
+        bool mpi = false;
+        if (!rc && train_mpi_begin(&comm, &mpi, msg, sizeof msg) != 0)
+            rc = cli_error(CLI_EFAIL, "%s", msg);
+        if (!rc && mpi) o->comm = &comm;
         if (!rc) rc = train(o);
+        train_mpi_end(mpi);
+        /* bad input found before MPI started: rank 0 of the launch says it for all */
+        if (rc && !mpi && sw_launcher_rank(NULL) != 0) rc = cli_error(rc, "%s", "");
     }
     rec_run_free(run);
     free(now);

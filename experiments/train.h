@@ -43,6 +43,34 @@ int train_fault_parse(const char *spec, train_fault *faults, int *n_faults, char
 /* The fault of step (the first clause that names it), or TRAIN_FAULT_NONE. */
 train_fault_kind train_fault_at(const train_fault *faults, int n_faults, int64_t step);
 
+/* Data-parallel training (train_dp.c).  With world N > 1 each step's global batch is N
+ * shards of --accumulate micro-batches of --batch samples: rank r's micro-batch k of the
+ * epoch's step b is the micro-batch (b N + r) M + k of the epoch's order (M = --accumulate),
+ * so N ranks read what one process with --accumulate N M reads, in the same order, and the
+ * dropout masks are those of the same micro-batch numbers.  Each rank's gradients (summed
+ * over its micro-batches, divided by M) are all-reduced (allreduce.h, the --allreduce preset)
+ * before the unscale and the finite check, so found_inf is decided after the reduction, as
+ * the frameworks do.  In one process (--world N) the ranks run one after the other and
+ * ar_reduce sums them; under mpirun every process is one rank (train_comm below, given by
+ * `ampscope train`) and ar_mpi_allreduce sums them with the same bits.  The logged loss is
+ * the mean of the ranks' losses, summed in rank order. */
+#define TRAIN_MAX_WORLD 4096
+struct ar_config;
+struct ar_stats;
+/* The ranks of an MPI launch, as the training loop needs them (app/train_mpi.c).  Every
+ * function is collective and returns 0 or nonzero with a message. */
+typedef struct train_comm {
+    int rank, size;
+    void *ctx;
+    /* this rank's n gradient values into out (may be grad): the all-reduce of every rank's */
+    int (*allreduce)(void *ctx, const struct ar_config *c, const float *grad, float *out, size_t n,
+                     double loss_scale, struct ar_stats *stats, char *msg, size_t msg_len);
+    /* values[0..n) become the largest of every rank's, element by element */
+    int (*max_int)(void *ctx, int *values, int n, char *msg, size_t msg_len);
+    /* all[k] = rank k's mine, on every rank */
+    int (*gather)(void *ctx, double mine, double *all, char *msg, size_t msg_len);
+} train_comm;
+
 /* An option as given: its name (without "--") and its text (NULL for a flag). */
 typedef struct train_given {
     const char *key, *text;
@@ -70,15 +98,18 @@ typedef struct train_options {
     size_t samples;    /* simplenet: synthetic samples per epoch */
     ak_opt_config opt; /* optimizer and lr; round.mode RNE or stochastic */
     ak_scaler_config scaler;
-    int64_t stats_every, hist_every; /* 0: never */
-    int64_t trace_every;             /* the gradient trace (trace.csv): every N steps, 0 never */
-    int64_t diverge_after;           /* ampscope's rule: overflowing steps in a row that end the
-                                        run (0: never; -1: from the scaler, train_limits.c) */
-    bool progress;                   /* a progress line on stderr */
-    bool resume;                     /* continue the run in out_dir from its checkpoint */
-    const char *init_path;           /* --init: start from these weights */
-    int64_t checkpoint_every;        /* steps between checkpoints (0: each epoch's end only) */
-    int64_t accumulate;              /* micro-batches per update (1: none) */
+    int64_t stats_every, hist_every;   /* 0: never */
+    int64_t trace_every;               /* the gradient trace (trace.csv): every N steps, 0 never */
+    int64_t diverge_after;             /* ampscope's rule: overflowing steps in a row that end the
+                                          run (0: never; -1: from the scaler, train_limits.c) */
+    bool progress;                     /* a progress line on stderr */
+    bool resume;                       /* continue the run in out_dir from its checkpoint */
+    const char *init_path;             /* --init: start from these weights */
+    int64_t checkpoint_every;          /* steps between checkpoints (0: each epoch's end only) */
+    int64_t accumulate;                /* micro-batches per update (1: none) */
+    int64_t world;                     /* data-parallel ranks (1: none); --world or MPI's size */
+    const struct ar_config *allreduce; /* --allreduce (NULL: pytorch-fp32) */
+    const struct train_comm *comm;     /* MPI's ranks (NULL: one process; not an option) */
     float clip_norm;         /* clip the unscaled gradients' global 2-norm to this (0: no) */
     const char *scaler_name; /* --loss-scale as given (for the record's notes) */
     train_fault faults[TRAIN_MAX_FAULTS]; /* --fault (testing) */

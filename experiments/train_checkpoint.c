@@ -15,6 +15,7 @@
 int train_save_checkpoint(train_state *r, int64_t step, int64_t epoch, int64_t batch, char *msg,
                           size_t len)
 {
+    if (r->rank != 0) return 0; /* rank 0 holds the record (its state is every rank's) */
     /* the rows the checkpoint keeps reach the disk before it does */
     const int rc = train_sync_logs(r, msg, len);
     if (rc) return rc;
@@ -43,14 +44,15 @@ int train_restore(train_state *r, ckpt_state *at, char *msg, size_t len)
     const bool has_checkpoint = r->o->resume && access(train_path(r, REC_CHECKPOINT), F_OK) == 0;
     if (has_checkpoint && ckpt_load(train_path(r, REC_CHECKPOINT), r->m, at, why, sizeof why) != 0)
         return ut_fail(msg, len, TRAIN_EINPUT, "--resume: %s", why);
-    /* the record agrees with itself before anything in it changes */
-    if (r->o->resume) {
+    /* the record agrees with itself before anything in it changes (rank 0 holds it; the
+     * other ranks of an MPI run only read the checkpoint) */
+    if (r->o->resume && r->rank == 0) {
         const int rc = train_verify_resume(r, at, has_checkpoint, msg, len);
         if (rc) return rc;
     }
     /* what writers killed in the middle of a write left (af_begin's names) */
-    if (af_remove_stale(train_path(r, REC_CHECKPOINT), why, sizeof why) < 0 ||
-        af_remove_stale(train_path(r, REC_RUN_JSON), why, sizeof why) < 0)
+    if (r->rank == 0 && (af_remove_stale(train_path(r, REC_CHECKPOINT), why, sizeof why) < 0 ||
+                         af_remove_stale(train_path(r, REC_RUN_JSON), why, sizeof why) < 0))
         return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     if (!has_checkpoint) return 0;
     if (ak_to_device(r->b, r->opt_state, &at->opt, sizeof at->opt) != 0 ||

@@ -3,6 +3,7 @@
  *   train_setup.c       the options' defaults, the net, data, model and the
  *                       step's backend state; the helpers below; freeing;
  *   train_step.c        one step, top to bottom;
+ *   train_dp.c          data parallel: the ranks' gradients, their all-reduce;
  *   train_record.c      the logs (opened or resumed), run.json, a step's rows;
  *   train_limits.c      every rule that ends a diverged run (exit 3) and
  *                       what the loss-scale policy does at its limits: the
@@ -20,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "allreduce.h"
 #include "checkpoint.h"
 #include "data.h"
 #include "kernels.h"
@@ -65,7 +67,28 @@ typedef struct train_state {
     int64_t skips;
     double test_loss; /* the last evaluation's mean loss (nats a token in a sequence net) */
     ak_scaler_state before, after; /* host copies: the scaler before and after the last step */
+    /* data parallel (train_dp.c; world 1: none) */
+    int world, rank;     /* ranks; this process's (0 in one process) */
+    const ar_config *ar; /* --allreduce */
+    size_t ar_n;         /* gradient values a rank sends: every parameter's, in order */
+    float *ar_grads;     /* the ranks' gradients: world (one process) or 1 (MPI) x ar_n */
+    float *ar_out;       /* ar_n: the reduction */
+    void *ar_stage;      /* one tensor's bytes on their way to or from the backend */
+    double *ar_losses;   /* world: each rank's loss */
+    ar_stats ar_last;    /* the last step's all-reduce */
+    rec_log *allreduce_log;
 } train_state;
+
+/* What a step's backward pass multiplies the loss by: the scale held, or
+ * with --fault NaN (a NaN loss), inf (an infinite loss, or gradients that
+ * overflow) or 0 instead; with --fault nan-weights, the scale held and NaN
+ * for the weights (train_step.c). */
+typedef struct train_step_scale {
+    const float *scale; /* backend memory */
+    float fault_value;  /* in r->fault_scale when there is a fault */
+    bool fault_loss;    /* the logged loss is fault_value too */
+    bool fault_weights; /* a stored weight is multiplied by fault_value after the update */
+} train_step_scale;
 
 /* ---- train_setup.c ---- */
 /* Everything that can be checked before work starts: the net, the
@@ -91,10 +114,40 @@ const char *train_path(train_state *r, const char *file);
 int train_backend_fail(train_state *r, char *msg, size_t len, const char *what);
 
 /* ---- train_step.c ---- */
-/* Step number `step` of the run (in epoch `epoch`), its batches from it;
- * *loss the step's loss as logged. */
-int train_step(train_state *r, ds_batcher *it, int64_t step, int64_t epoch, float *loss, char *msg,
-               size_t len);
+/* Step number `step` of the run (in epoch `epoch`, the epoch's step `batch`), its batches
+ * from it; *loss the step's loss as logged. */
+int train_step(train_state *r, ds_batcher *it, int64_t step, int64_t epoch, int64_t batch,
+               float *loss, char *msg, size_t len);
+
+/* Rank `rank`'s part of step `step` (the epoch's step `batch`): its micro-batches from it,
+ * forward and backward, their gradients summed and divided by their number; grads the
+ * tensors the optimizer reads, *rows the last micro-batch's samples, *loss the mean of its
+ * micro-batches' losses (read back only when more than one micro-batch or rank need it:
+ * NaN otherwise, the step's end reads it). */
+int train_rank_gradients(train_state *r, ds_batcher *it, int64_t step, int64_t batch, int rank,
+                         const train_step_scale *s, ak_tensor *grads, size_t *rows, double *loss,
+                         char *msg, size_t len);
+
+/* ---- train_dp.c ---- */
+/* The world (--world or MPI's ranks) and --allreduce checked against the run: 0 or
+ * TRAIN_EINPUT (before anything is created). */
+int train_dp_prepare(train_state *r, char *msg, size_t len);
+/* The buffers of the all-reduce, once the model is built. */
+int train_dp_build(train_state *r, char *msg, size_t len);
+/* World > 1: every rank's gradients (one process: all, the rank 0 last so that the model
+ * holds its activations for the statistics; MPI: this process's), all-reduced into grads;
+ * *loss the ranks' mean loss.  A failure on any rank fails every rank. */
+int train_dp_gradients(train_state *r, ds_batcher *it, int64_t step, int64_t batch,
+                       const train_step_scale *s, ak_tensor *grads, size_t *rows, double *loss,
+                       char *msg, size_t len);
+/* MPI, at the same point on every rank (after the set-up, after each step): *rc this
+ * rank's status becomes the world's, *stop (this rank was asked to stop) whether any rank
+ * was.  When a rank failed every rank returns the same status class; the message is this
+ * rank's own on rank 0, "rank K failed..." on rank 0 when only others did, and on the
+ * others their own (prefixed with the rank) only when rank 0 did not fail, else empty (rank
+ * 0 speaks for the world).  In one process nothing changes.  Returns *rc. */
+int train_dp_settle(train_state *r, int *rc, bool *stop, int64_t step, char *msg, size_t len);
+void train_dp_free(train_state *r);
 
 /* ---- train_record.c ---- */
 /* Opens the logs; for a resumed run (at: where it goes on) drops the rows

@@ -79,6 +79,7 @@ typedef struct loop_pos {
     int64_t step, epoch, batch;
     float loss;
     double accuracy;
+    bool stopped; /* by a signal (to any rank) */
 } loop_pos;
 
 /* Steps from *pos to the run's total, a signal or an error, with the checks
@@ -97,31 +98,38 @@ static int run_loop(train_state *r, loop_pos *pos, bool show, char *msg, size_t 
     float loss = 0;
     double accuracy = -1;
     int rc = 0;
-    while (step < total && !rc && !ut_stop_requested()) {
+    bool stop = ut_stop_requested() != 0;
+    while (step < total && !rc && !stop) {
         if (ds_shuffle(r->train->count, o->seed, (uint64_t)epoch, r->order, why, sizeof why) !=
                 DS_OK ||
             ds_batcher_init(&it, r->train, r->order, o->batch, false, why, sizeof why) != DS_OK) {
             rc = ut_fail(msg, msg_len, TRAIN_EFAIL, "%s", why);
             break;
         }
-        it.next = (size_t)(batch * o->accumulate);
-        for (; batch < (int64_t)per_epoch && step < total && !rc && !ut_stop_requested(); batch++) {
-            rc = train_step(r, &it, step, epoch, &loss, msg, msg_len);
+        for (; batch < (int64_t)per_epoch && step < total && !rc && !stop; batch++) {
+            const int64_t attempted = step;
+            rc = train_step(r, &it, step, epoch, batch, &loss, msg, msg_len);
+            if (!rc) {
+                step++;
+                if (show && (step % 10 == 0 || step == total))
+                    show_progress(r, step - first_step, total - first_step, epoch, loss, started);
+                if (train_numerical_stop(r, step - 1, loss, msg, msg_len))
+                    rc = TRAIN_DIVERGED;
+                else if (o->checkpoint_every > 0 && step % o->checkpoint_every == 0)
+                    rc = train_save_checkpoint(r, step, epoch, batch + 1, msg, msg_len);
+            }
+            /* the ranks go on, stop or fail together */
+            stop = ut_stop_requested() != 0;
+            train_dp_settle(r, &rc, &stop, attempted, msg, msg_len);
             if (rc) break;
-            step++;
-            if (show && (step % 10 == 0 || step == total))
-                show_progress(r, step - first_step, total - first_step, epoch, loss, started);
-            if (train_numerical_stop(r, step - 1, loss, msg, msg_len))
-                rc = TRAIN_DIVERGED;
-            else if (o->checkpoint_every > 0 && step % o->checkpoint_every == 0)
-                rc = train_save_checkpoint(r, step, epoch, batch + 1, msg, msg_len);
         }
-        if (rc || ut_stop_requested()) break;
+        if (rc || stop) break;
         if (batch >= (int64_t)per_epoch) { /* the epoch is complete */
-            if (r->test) rc = evaluate(r, epoch, step, &accuracy, msg, msg_len);
+            if (r->test && r->rank == 0) rc = evaluate(r, epoch, step, &accuracy, msg, msg_len);
             epoch++;
             batch = 0;
             if (!rc) rc = train_save_checkpoint(r, step, epoch, batch, msg, msg_len);
+            train_dp_settle(r, &rc, &stop, step, msg, msg_len);
         }
     }
     pos->step = step;
@@ -129,7 +137,52 @@ static int run_loop(train_state *r, loop_pos *pos, bool show, char *msg, size_t 
     pos->batch = batch;
     pos->loss = loss;
     pos->accuracy = accuracy;
+    pos->stopped = stop;
     return rc;
+}
+
+/* Rank 0 (or the one process) holds the record: the folder, run.json, the logs, the
+ * checkpoints.  The other ranks of an MPI run read the checkpoint to resume and write
+ * nothing. */
+static int open_record(train_state *r, train_options *o, ckpt_state *at, char *msg, size_t msg_len)
+{
+    char why[512];
+    int rc = 0;
+    if (o->resume) {
+        r->record = rec_run_read(train_path(r, REC_RUN_JSON), why, sizeof why);
+        if (!r->record) rc = ut_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
+        /* what this resume changed, from the step it applies; no end while it runs */
+        if (!rc) rc = topt_record_resume(o, r->record, at->step, msg, msg_len);
+        if (!rc) rec_run_set_end(r->record, REC_NO_TIME);
+        if (!rc) rc = train_write_run_json(r, false, msg, msg_len);
+    } else {
+        r->record =
+            rec_run_new(o->version, o->git_revision, ak_backend_name(r->b), ak_device_name(r->b));
+        if (!r->record) rc = ut_fail(msg, msg_len, TRAIN_EFAIL, "out of memory");
+        if (!rc) {
+            rec_run_set_start(r->record, (int64_t)time(NULL));
+            rc = train_describe(r, o, r->record, msg, msg_len);
+        }
+        if (!rc) rc = train_write_run_json(r, false, msg, msg_len);
+    }
+    if (!rc) rc = train_open_logs(r, at, msg, msg_len);
+    return rc;
+}
+
+/* The summary line of a finished run. */
+static void summary(const train_state *r, const loop_pos *pos)
+{
+    const train_options *o = r->o;
+    printf("%s %s %s: %lld steps, final loss %.6g, skipped %lld", r->net.name,
+           prec_mode_name(o->prec.mode),
+           o->prec.mode == PREC_O0 ? "fp32" : ak_dtype_name(o->prec.low), (long long)pos->step,
+           (double)pos->loss, (long long)r->skips);
+    if (r->world > 1) printf(", %d ranks (%s)", r->world, r->ar->name);
+    if (pos->accuracy >= 0) printf(", test accuracy %.4f", pos->accuracy);
+    if (pos->accuracy >= 0 && r->net.tokens) /* a language model's held-out loss */
+        printf(", held-out loss %.4f (%.4f bits per character)", r->test_loss,
+               ds_bits_per_char(r->test_loss));
+    printf("; record in %s\n", o->out_dir);
 }
 
 int train_run(const train_options *given, char *msg, size_t msg_len)
@@ -139,51 +192,41 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     memset(&r, 0, sizeof r);
     r.o = &o;
     r.lock_fd = -1;
+    r.world = 1;
+    bool stop = false;
     int rc = train_prepare(&r, &o, msg, msg_len);
-    if (!rc) rc = train_take_out_dir(&r, msg, msg_len);
-    if (rc) return rc;
+    const bool writer = r.rank == 0;
+    if (!rc && writer) rc = train_take_out_dir(&r, msg, msg_len);
+    /* bad input is known on every rank before any builds */
+    if (train_dp_settle(&r, &rc, &stop, -1, msg, msg_len)) {
+        train_free(&r);
+        return rc;
+    }
     char notice[512];
     r.b = ak_open(o.backend, notice, sizeof notice);
-    if (!r.b) {
-        train_free(&r);
-        return ut_fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
-    }
-    if (notice[0]) fprintf(stderr, "ampscope train: %s\n", notice);
-    rc = train_build(&r, msg, msg_len);
+    if (!r.b) rc = ut_fail(msg, msg_len, TRAIN_EINPUT, "%s", notice);
+    if (!rc && notice[0] && writer) fprintf(stderr, "ampscope train: %s\n", notice);
+    /* the ranks' products in one order, whether they run in one process or many */
+    int blas_threads = 0; /* to restore (a study trains on after this run) */
+    if (!rc && r.world > 1 && strcmp(ak_backend_name(r.b), "cpu") == 0)
+        blas_threads = ak_cpu_set_threads(1);
+    if (!rc) rc = train_build(&r, msg, msg_len);
     /* a resumed run: the weights, optimizer and scaler state and the data
      * position of its last checkpoint */
     ckpt_state at;
     memset(&at, 0, sizeof at);
     if (!rc) rc = train_restore(&r, &at, msg, msg_len);
-    char why[512];
-    if (!rc && o.resume) {
-        r.record = rec_run_read(train_path(&r, REC_RUN_JSON), why, sizeof why);
-        if (!r.record) rc = ut_fail(msg, msg_len, TRAIN_EINPUT, "--resume: %s", why);
-        /* what this resume changed, from the step it applies; no end while it runs */
-        if (!rc) rc = topt_record_resume(&o, r.record, at.step, msg, msg_len);
-        if (!rc) rec_run_set_end(r.record, REC_NO_TIME);
-        if (!rc) rc = train_write_run_json(&r, false, msg, msg_len);
-    }
-    if (!rc && !o.resume) {
-        r.record =
-            rec_run_new(o.version, o.git_revision, ak_backend_name(r.b), ak_device_name(r.b));
-        if (!r.record) rc = ut_fail(msg, msg_len, TRAIN_EFAIL, "out of memory");
-    }
-    if (!rc && !o.resume) {
-        rec_run_set_start(r.record, (int64_t)time(NULL));
-        rc = train_describe(&r, &o, r.record, msg, msg_len);
-        if (!rc) rc = train_write_run_json(&r, false, msg, msg_len);
-    }
-    if (!rc) rc = train_open_logs(&r, &at, msg, msg_len);
-    if (rc) {
+    if (!rc && writer) rc = open_record(&r, &o, &at, msg, msg_len);
+    if (train_dp_settle(&r, &rc, &stop, -1, msg, msg_len)) {
         train_free(&r);
+        if (blas_threads > 0) ak_cpu_set_threads(blas_threads);
         return rc;
     }
 
     ut_stop_on_signals(false);
 
-    const bool show = o.progress && isatty(STDERR_FILENO);
-    loop_pos pos = {at.step, at.epoch, at.batch, 0, -1};
+    const bool show = o.progress && writer && isatty(STDERR_FILENO);
+    loop_pos pos = {at.step, at.epoch, at.batch, 0, -1, false};
     rc = run_loop(&r, &pos, show, msg, msg_len);
     /* a stopped or finished run leaves a checkpoint to resume from */
     if (!rc && pos.step > at.step)
@@ -192,25 +235,19 @@ int train_run(const train_options *given, char *msg, size_t msg_len)
     /* the record ends whatever happened; logs are flushed step by step */
     char end_msg[512];
     /* why a run stopped on its own, in the record */
-    if (rc == TRAIN_DIVERGED) rec_run_set_string(r.record, "end_reason", msg);
-    const int end_rc = train_write_run_json(&r, true, end_msg, sizeof end_msg);
+    if (rc == TRAIN_DIVERGED && writer) rec_run_set_string(r.record, "end_reason", msg);
+    const int end_rc = writer ? train_write_run_json(&r, true, end_msg, sizeof end_msg) : 0;
     if (!rc && end_rc) rc = ut_fail(msg, msg_len, end_rc, "%s", end_msg);
-    if (!rc && ut_stop_requested())
-        rc = ut_fail(
-            msg, msg_len, TRAIN_INTERRUPTED,
-            "interrupted by signal %d after step %lld; the record in %s is complete up to it",
-            ut_stop_requested(), (long long)pos.step - 1, o.out_dir);
-    if (!rc) {
-        printf("%s %s %s: %lld steps, final loss %.6g, skipped %lld", r.net.name,
-               prec_mode_name(o.prec.mode),
-               o.prec.mode == PREC_O0 ? "fp32" : ak_dtype_name(o.prec.low), (long long)pos.step,
-               (double)pos.loss, (long long)r.skips);
-        if (pos.accuracy >= 0) printf(", test accuracy %.4f", pos.accuracy);
-        if (pos.accuracy >= 0 && r.net.tokens) /* a language model's held-out loss */
-            printf(", held-out loss %.4f (%.4f bits per character)", r.test_loss,
-                   ds_bits_per_char(r.test_loss));
-        printf("; record in %s\n", o.out_dir);
+    if (!rc && pos.stopped) {
+        char by[64] = "another rank's signal";
+        if (ut_stop_requested()) snprintf(by, sizeof by, "signal %d", ut_stop_requested());
+        rc = ut_fail(msg, msg_len, TRAIN_INTERRUPTED,
+                     "interrupted by %s after step %lld; the record in %s is complete up to it", by,
+                     (long long)pos.step - 1, o.out_dir);
+        if (!writer) msg[0] = '\0';
     }
+    if (!rc && writer) summary(&r, &pos);
     train_free(&r);
+    if (blas_threads > 0) ak_cpu_set_threads(blas_threads);
     return rc;
 }

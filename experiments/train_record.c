@@ -8,6 +8,7 @@
 #include "train_options.h" /* topt_record */
 
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 /* at: where a resumed run goes on (zero for a new run).  The per-step logs
@@ -32,8 +33,10 @@ int train_open_logs(train_state *r, const ckpt_state *at, char *msg, size_t len)
         r->trace_hist_log = rec_log_open_table(dir, REC_TRACE_HIST, keep, why, sizeof why);
     if (r->trace_hist_log && r->test)
         r->eval_log = rec_log_open_table(dir, REC_EVAL, keep_eval, why, sizeof why);
+    if (r->trace_hist_log && (!r->test || r->eval_log) && r->world > 1)
+        r->allreduce_log = rec_log_open_table(dir, REC_ALLREDUCE, keep, why, sizeof why);
     if (!r->steps_log || !r->tensors_log || !r->updates_log || !r->hist_log || !r->trace_log ||
-        !r->trace_hist_log || (r->test && !r->eval_log))
+        !r->trace_hist_log || (r->test && !r->eval_log) || (r->world > 1 && !r->allreduce_log))
         return ut_fail(msg, len, TRAIN_EFAIL, "%s", why);
     return 0;
 }
@@ -75,6 +78,13 @@ int train_describe(train_state *r, const train_options *o, rec_run *into, char *
     rec_run_set_real(into, "lr", o->opt.lr);
     rec_run_set_int(into, "seed", (int64_t)o->seed);
     if (r->plan.loss != AK_F32) rec_run_set_string(into, "loss_dtype", ak_dtype_name(r->plan.loss));
+    if (r->world > 1) { /* data parallel: the world and how it all-reduces */
+        rec_run_set_int(into, "world", r->world);
+        rec_run_set_string(into, "allreduce", r->ar->name);
+        rec_run_set_string(into, "allreduce_source", r->ar->source);
+        if (r->b && strcmp(ak_backend_name(r->b), "cpu") == 0) /* train_loop.c */
+            rec_run_set_int(into, "cpu_blas_threads", 1);
+    }
     train_record_scaler_notes(o, into);
     record_amp_lists(o, into);
     return rc;
@@ -89,11 +99,36 @@ int train_write_run_json(train_state *r, bool ended, char *msg, size_t len)
     return 0;
 }
 
+/* A data-parallel step's all-reduce row. */
+static int write_allreduce(train_state *r, int64_t step)
+{
+    const ar_stats *a = &r->ar_last;
+    rec_allreduce_row row;
+    row.step = step;
+    row.elements = a->elements;
+    row.inputs_nonzero = a->inputs_nonzero;
+    row.flushed_cast = a->flushed_cast;
+    row.flushed_prescale = a->flushed_prescale;
+    row.subnormal_messages = a->subnormal_messages;
+    row.overflow_cast = a->overflow_cast;
+    row.overflow_in_sum = a->overflow_in_sum;
+    row.nonfinite_results = a->nonfinite_results;
+    row.zero_results = a->zero_results;
+    row.subnormal_results = a->subnormal_results;
+    row.max_abs_error = a->max_abs_error;
+    row.rel_l2_error = a->rel_l2_error;
+    row.found_inf = a->found_inf != 0;
+    return rec_write_allreduce(r->allreduce_log, &row);
+}
+
 int train_record_step(train_state *r, const rec_step_row *row, bool trace, char *msg, size_t len)
 {
     const train_options *o = r->o;
     const int64_t step = row->step;
+    if (r->rank != 0) return 0; /* rank 0 holds the record */
     bool ok = rec_write_step(r->steps_log, row) == 0;
+    if (ok && r->allreduce_log)
+        ok = write_allreduce(r, step) == 0 && rec_log_flush(r->allreduce_log) == 0;
     if (ok && trace)
         ok = rec_write_trace_stats(r->trace_log, r->trace_hist_log, step, row->loss_scale,
                                    row->found_inf, &r->trace_host) == 0;
@@ -108,10 +143,12 @@ int train_record_step(train_state *r, const rec_step_row *row, bool trace, char 
              rec_log_flush(r->tensors_log) == 0 && rec_log_flush(r->hist_log) == 0 &&
              rec_log_flush(r->trace_log) == 0 && rec_log_flush(r->trace_hist_log) == 0;
     if (!ok)
-        return ut_fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s%s%s",
-                       rec_log_error(r->steps_log), rec_log_error(r->updates_log),
-                       rec_log_error(r->tensors_log), rec_log_error(r->hist_log),
-                       rec_log_error(r->trace_log), rec_log_error(r->trace_hist_log));
+        return ut_fail(msg, len, TRAIN_EFAIL, "writing the record: %s%s%s%s%s%s%s",
+                       rec_log_error(r->steps_log),
+                       r->allreduce_log ? rec_log_error(r->allreduce_log) : "",
+                       rec_log_error(r->updates_log), rec_log_error(r->tensors_log),
+                       rec_log_error(r->hist_log), rec_log_error(r->trace_log),
+                       rec_log_error(r->trace_hist_log));
     return 0;
 }
 
@@ -119,7 +156,7 @@ int train_sync_logs(train_state *r, char *msg, size_t len)
 {
     /* the rows the checkpoint keeps reach the disk before it does */
     rec_log *logs[] = {r->steps_log, r->tensors_log,    r->updates_log, r->hist_log,
-                       r->trace_log, r->trace_hist_log, r->eval_log};
+                       r->trace_log, r->trace_hist_log, r->eval_log,    r->allreduce_log};
     for (size_t i = 0; i < sizeof logs / sizeof *logs; i++)
         if (logs[i] && rec_log_sync(logs[i]) != 0)
             return ut_fail(msg, len, TRAIN_EFAIL, "%s", rec_log_error(logs[i]));
@@ -136,5 +173,6 @@ void train_close_record(train_state *r)
     rec_log_close(r->trace_log, ignore, sizeof ignore);
     rec_log_close(r->trace_hist_log, ignore, sizeof ignore);
     rec_log_close(r->eval_log, ignore, sizeof ignore);
+    rec_log_close(r->allreduce_log, ignore, sizeof ignore);
     rec_run_free(r->record);
 }

@@ -23,6 +23,7 @@ void train_options_default(train_options *o)
     o->backend = "auto";
     o->seed = 1;
     o->epochs = 1;
+    o->world = 1; /* one process, no data parallelism */
     o->batch = 0; /* the net's default */
     o->samples = 0;
     o->opt.kind = AK_OPT_SGD;
@@ -41,7 +42,8 @@ void train_options_default(train_options *o)
 
 int64_t train_steps_per_epoch(const train_state *r)
 {
-    return (int64_t)(r->train->count / r->o->batch / (size_t)r->o->accumulate);
+    return (int64_t)(r->train->count / r->o->batch / (size_t)r->o->accumulate /
+                     (size_t)(r->world > 1 ? r->world : 1));
 }
 
 int64_t train_total_steps(const train_state *r)
@@ -104,7 +106,7 @@ static int load_data(train_state *r, char *msg, size_t len)
     } else if (r->net.loss == NET_MSE) {
         ds_synthetic_options so;
         memset(&so, 0, sizeof so);
-        so.count = o->samples ? o->samples : 8 * o->batch;
+        so.count = o->samples ? o->samples : 8 * o->batch * (size_t)r->world;
         so.in_dim = r->net.in_c;
         so.out_dim = r->net.outputs;
         so.seed = o->seed;
@@ -231,7 +233,7 @@ int train_prepare(train_state *r, train_options *o, char *msg, size_t len)
     if (o->batch == 0) o->batch = r->net.loss == NET_MSE ? 512 : r->net.in_h == 32 ? 32 : 64;
     if (o->opt.lr < 0) o->opt.lr = r->net.loss == NET_MSE ? 1e-4f : r->net.tokens ? 1e-3f : 0.01f;
     if ((int)o->stats_dtype < 0) o->stats_dtype = o->prec.low;
-    return 0;
+    return train_dp_prepare(r, msg, len);
 }
 
 int train_check(const train_options *given, char *msg, size_t len)
@@ -251,10 +253,13 @@ int train_build(train_state *r, char *msg, size_t len)
     char why[512];
     int rc = load_data(r, msg, len);
     /* checked before anything is written to the run directory */
-    if (!rc && r->train->count / o->batch / (size_t)o->accumulate == 0)
+    if (!rc && train_steps_per_epoch(r) == 0) {
+        char ranks[32] = "";
+        if (r->world > 1) snprintf(ranks, sizeof ranks, " x %d ranks", r->world);
         rc = ut_fail(msg, len, TRAIN_EINPUT,
-                     "--batch %zu x --accumulate %lld is larger than the %zu training samples",
-                     o->batch, (long long)o->accumulate, r->train->count);
+                     "--batch %zu x --accumulate %lld%s is larger than the %zu training samples",
+                     o->batch, (long long)o->accumulate, ranks, r->train->count);
+    }
     if (!rc && model_create(r->b, &r->net, &r->plan, o->batch, &r->m, why, sizeof why) != 0)
         rc = ut_fail(msg, len, TRAIN_EFAIL, "building %s: %s", r->net.name, why);
     if (!rc &&
@@ -266,6 +271,7 @@ int train_build(train_state *r, char *msg, size_t len)
     if (!rc && o->init_path && ckpt_load_weights(o->init_path, r->m, why, sizeof why) != 0)
         rc = ut_fail(msg, len, TRAIN_EINPUT, "--init: %s", why);
     if (!rc) rc = alloc_state(r, msg, len);
+    if (!rc) rc = train_dp_build(r, msg, len);
     return rc;
 }
 
@@ -296,6 +302,7 @@ void train_free(train_state *r)
     free(r->labels_host);
     free(r->stats_host);
     free(r->loss_host);
+    train_dp_free(r);
     rec_lock_release(r->lock_fd); /* last: the record is complete */
     r->lock_fd = -1;
 }

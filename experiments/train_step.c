@@ -13,9 +13,11 @@
  *      weights (the fp32 masters where the mode keeps them);
  *   10. the step's rows of the record.
  * With --accumulate, 1-5 run once per micro-batch and their gradients are
- * summed.  The loss scale, found-inf and skip never leave the backend inside
- * a step; the host reads the step's loss and scaler state once, at its end,
- * to log. */
+ * summed, then divided by their number; data parallel (--world or mpirun),
+ * 1-5 run on every rank and the ranks' gradients are all-reduced before 6
+ * (train_dp.c), so that 7 decides found-inf after the reduction.  The loss scale, found-inf and
+ * skip never leave the backend inside a step; the host reads the step's loss and scaler state once,
+ * at its end, to log. */
 #include "atomic_file.h" /* ut_fail */
 #include "train_internal.h"
 
@@ -25,20 +27,9 @@
 /* Whether a step numbered `step` is one of every n (n 0: never). */
 static bool every(int64_t n, int64_t step) { return n > 0 && step % n == 0; }
 
-/* What the backward pass multiplies the loss by: the scale held, or with
- * --fault NaN (a NaN loss), inf (an infinite loss, or gradients that
- * overflow) or 0 instead; with --fault nan-weights, the scale held and NaN
- * for the weights. */
-typedef struct step_scale {
-    const float *scale; /* backend memory */
-    float fault_value;  /* in r->fault_scale when there is a fault */
-    bool fault_loss;    /* the logged loss is fault_value too */
-    bool fault_weights; /* a stored weight is multiplied by fault_value after the update */
-} step_scale;
-
 /* found-inf and the weights' flag cleared, and the scale this step's
  * backward pass uses. */
-static int begin_step(train_state *r, int64_t step, step_scale *s, char *msg, size_t len)
+static int begin_step(train_state *r, int64_t step, train_step_scale *s, char *msg, size_t len)
 {
     const train_fault_kind fault = train_fault_at(r->o->faults, r->o->n_faults, step);
     s->scale = &r->scaler->scale;
@@ -75,7 +66,8 @@ static int load_batch(train_state *r, ds_batcher *it, size_t *rows, char *msg, s
 
 /* 2-5. the weights cast to their run formats (O1), forward, the loss times
  * the scale, backward. */
-static int forward_backward(train_state *r, size_t rows, const step_scale *s, char *msg, size_t len)
+static int forward_backward(train_state *r, size_t rows, const train_step_scale *s, char *msg,
+                            size_t len)
 {
     int rc = model_forward_backward(r->m, rows, s->scale);
     if (!rc && s->fault_loss)
@@ -147,6 +139,7 @@ static int step_trace(train_state *r, size_t rows)
 static int take_statistics(train_state *r, int64_t step, size_t rows, char *msg, size_t len)
 {
     const train_options *o = r->o;
+    if (r->rank != 0) return 0; /* rank 0 holds the record */
     const bool stats = every(o->stats_every, step), hist = every(o->hist_every, step);
     if ((stats || hist) && step_stats(r, step, stats, hist, rows) != 0)
         return ut_fail(msg, len, TRAIN_EFAIL, "statistics at step %lld: %s%s", (long long)step,
@@ -157,23 +150,16 @@ static int take_statistics(train_state *r, int64_t step, size_t rows, char *msg,
 }
 
 /* 7. unscale + finite check, once per update, of the gradients the
- * optimizer reads (grads: the accumulated ones divided by their number),
- * then the clipping. */
+ * optimizer reads, then the clipping. */
 static int unscale_and_check(train_state *r, ak_tensor *grads, char *msg, size_t len)
 {
     ak_backend *b = r->b;
-    const int n = model_grads(r->m, grads);
-    int rc = 0;
-    if (r->o->accumulate > 1)
-        for (int j = 0; j < n && !rc; j++) {
-            grads[j] = r->acc[j];
-            rc = ak_scale(b, grads[j], r->inv_micro);
-        }
-    if (!rc) rc = ak_unscale_check(b, grads, (size_t)n, &r->scaler->inv_scale, r->found_inf);
+    const size_t n = (size_t)r->m->n_params;
+    int rc = ak_unscale_check(b, grads, n, &r->scaler->inv_scale, r->found_inf);
     if (!rc && r->o->clip_norm > 0) {
         rc = ak_zero(b, r->sumsq, sizeof *r->sumsq);
-        if (!rc) rc = ak_sum_squares(b, grads, (size_t)n, r->sumsq);
-        if (!rc) rc = ak_clip_by_norm(b, grads, (size_t)n, r->sumsq, r->o->clip_norm, NULL);
+        if (!rc) rc = ak_sum_squares(b, grads, n, r->sumsq);
+        if (!rc) rc = ak_clip_by_norm(b, grads, n, r->sumsq, r->o->clip_norm, NULL);
     }
     return rc ? train_backend_fail(r, msg, len, "unscale/scaler/update") : 0;
 }
@@ -213,7 +199,7 @@ static int update_weights(train_state *r, const ak_tensor *grads, char *msg, siz
  * r->weight_check[1]: ak_unscale_check with the factor 1, which leaves
  * them alone, so the cuda backend checks on the device the same way.
  * --fault nan-weights first multiplies the first weight by NaN. */
-static int check_weights(train_state *r, const step_scale *s, char *msg, size_t len)
+static int check_weights(train_state *r, const train_step_scale *s, char *msg, size_t len)
 {
     model *m = r->m;
     ak_tensor stored[MODEL_MAX_PARAMS];
@@ -253,36 +239,70 @@ static int read_outcome(train_state *r, bool trace, rec_step_row *row, ak_scaler
     return 0;
 }
 
-int train_step(train_state *r, ds_batcher *it, int64_t step, int64_t epoch, float *loss, char *msg,
-               size_t len)
+int train_rank_gradients(train_state *r, ds_batcher *it, int64_t step, int64_t batch, int rank,
+                         const train_step_scale *s, ak_tensor *grads, size_t *rows, double *loss,
+                         char *msg, size_t len)
 {
     const int64_t micro = r->o->accumulate;
-    step_scale scale;
+    /* the micro-batches (batch N + rank) M ...: train.h */
+    const int64_t first = (batch * r->world + rank) * micro;
     double loss_sum = 0;
-    size_t rows = 0;
-    int rc = begin_step(r, step, &scale, msg, len);
+    int rc = 0;
+    it->next = (size_t)first;
     for (int64_t k = 0; k < micro && !rc; k++) {
-        rc = load_batch(r, it, &rows, msg, len); /* 1. */
-        r->m->rng_seed = r->o->seed;             /* dropout: a mask per micro-batch */
-        r->m->rng_step = (uint64_t)(step * micro + k);
-        if (!rc) rc = forward_backward(r, rows, &scale, msg, len); /* 2-5. */
+        rc = load_batch(r, it, rows, msg, len); /* 1. */
+        r->m->rng_seed = r->o->seed;            /* dropout: a mask per micro-batch */
+        r->m->rng_step = (uint64_t)((step * r->world + rank) * micro + k);
+        if (!rc) rc = forward_backward(r, *rows, s, msg, len); /* 2-5. */
         if (!rc && micro > 1) rc = accumulate(r, k, &loss_sum, msg, len);
     }
-    if (!rc) rc = take_statistics(r, step, rows, msg, len); /* 6. */
+    if (rc) return rc;
+    model_grads(r->m, grads);
+    /* the accumulated gradients divided by their number */
+    for (int j = 0; j < r->m->n_params && micro > 1 && !rc; j++) {
+        grads[j] = r->acc[j];
+        rc = ak_scale(r->b, grads[j], r->inv_micro);
+    }
+    if (rc) return train_backend_fail(r, msg, len, "forward/backward");
+    *loss = NAN;
+    if (micro > 1) {
+        *loss = loss_sum / (double)micro;
+    } else if (r->world > 1) {
+        float l;
+        if (ak_to_host(r->b, &l, r->m->loss, sizeof l) != 0)
+            return train_backend_fail(r, msg, len, "forward/backward");
+        *loss = l;
+    }
+    return 0;
+}
+
+int train_step(train_state *r, ds_batcher *it, int64_t step, int64_t epoch, int64_t batch,
+               float *loss, char *msg, size_t len)
+{
+    train_step_scale scale;
+    double step_loss = NAN;
+    size_t rows = 0;
     ak_tensor grads[MODEL_MAX_PARAMS];
-    if (!rc) rc = unscale_and_check(r, grads, msg, len); /* 7. */
-    if (!rc) rc = update_scale(r, msg, len);             /* 8. */
-    if (!rc) rc = update_weights(r, grads, msg, len);    /* 9. */
+    int rc = begin_step(r, step, &scale, msg, len);
+    if (!rc && r->world > 1) /* 1-5 on every rank, and the all-reduce */
+        rc = train_dp_gradients(r, it, step, batch, &scale, grads, &rows, &step_loss, msg, len);
+    else if (!rc) /* 1-5. */
+        rc =
+            train_rank_gradients(r, it, step, batch, 0, &scale, grads, &rows, &step_loss, msg, len);
+    if (!rc) rc = take_statistics(r, step, rows, msg, len); /* 6. */
+    if (!rc) rc = unscale_and_check(r, grads, msg, len);    /* 7. */
+    if (!rc) rc = update_scale(r, msg, len);                /* 8. */
+    if (!rc) rc = update_weights(r, grads, msg, len);       /* 9. */
     if (!rc) rc = check_weights(r, &scale, msg, len);
     /* 10. the record */
-    const bool trace = every(r->o->trace_every, step);
+    const bool trace = every(r->o->trace_every, step) && r->rank == 0;
     rec_step_row row;
     ak_scaler_state st;
     if (!rc) rc = read_outcome(r, trace, &row, &st, msg, len);
     if (rc) return rc;
     row.step = step;
     row.epoch = epoch;
-    if (micro > 1) row.loss = (float)(loss_sum / (double)micro);
+    if (!isnan(step_loss)) row.loss = (float)step_loss;
     *loss = row.loss;
     r->before = r->after;
     r->after = st;

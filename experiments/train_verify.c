@@ -82,6 +82,16 @@ static int verify_run_json(train_state *r, char *msg, size_t len)
     int rc = 0;
     if (rec_run_start(run) == REC_NO_TIME)
         rc = bad(msg, len, path, "no start_time (the record is incomplete)");
+    /* a data-parallel run goes on with as many ranks as it had */
+    rec_option world;
+    const int64_t was =
+        rec_run_option(run, "world", &world) && world.type == REC_OPT_INT ? world.integer : 1;
+    if (!rc && was != r->world)
+        rc = bad(msg, len, path,
+                 "the run was trained on %lld rank%s, this resume has %d: resume it with %lld "
+                 "(mpirun -np %lld, or in one process --world %lld)",
+                 (long long)was, was == 1 ? "" : "s", r->world, (long long)was, (long long)was,
+                 (long long)was);
     /* the options as they were recorded: without what this resume gives */
     train_options o = *r->o;
     o.n_given = o.n_recorded;
@@ -304,6 +314,7 @@ static int verify_logs(train_state *r, const ckpt_state *at, bool has_checkpoint
         {REC_HIST, {0, o->hist_every, keep, false}},
         {REC_TRACE, {0, o->trace_every, keep, true}},
         {REC_TRACE_HIST, {0, o->trace_every, keep, false}},
+        {REC_ALLREDUCE, {0, 1, keep, true}},
         /* the evaluation after the checkpoint's step is done when it starts an epoch */
         {REC_EVAL,
          {per_epoch, per_epoch,
@@ -315,6 +326,7 @@ static int verify_logs(train_state *r, const ckpt_state *at, bool has_checkpoint
     char why[768], path[4096];
     for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
         if (logs[i].table == REC_EVAL && !r->test) continue;
+        if (logs[i].table == REC_ALLREDUCE && r->world == 1) continue;
         snprintf(path, sizeof path, "%s", train_path(r, rec_table_file(logs[i].table)));
         if (rec_log_check(path, rec_table_header(logs[i].table), &logs[i].e, why, sizeof why) !=
             AN_OK)

@@ -104,6 +104,11 @@ bool ak_cuda_built(void); /* was this build compiled with CUDA? */
  * starts, so a process forked to run a training (a sweep's point) calls this
  * to start as a freshly executed program would. */
 void ak_cpu_threads_from_env(void);
+/* The cpu backend's BLAS threads set to n (> 0) for the whole process.  OpenBLAS's sgemm may
+ * add a product's terms in an order that depends on its thread count, so runs that must give
+ * the same bits in processes of different shapes (a data-parallel run's ranks: one process
+ * each under mpirun, all in one with --world) fix it.  Returns the count it had. */
+int ak_cpu_set_threads(int n);
 
 /* ---- memory ---------------------------------------------------------------- */
 /* Allocates bytes of backend memory aligned to 256 bytes (*ptr = NULL when

@@ -89,6 +89,7 @@ static int run_studies(repro_study *s, char *msg, size_t msg_len)
     repro_study_batchnorm(s);
     repro_study_embedding(s);
     repro_study_bf16(s);
+    repro_study_communication(s);
     const int rc = rp_close(s->rep, msg, msg_len);
     if (s->interrupted)
         return ut_fail(msg, msg_len, REPRO_EFAIL,

@@ -221,15 +221,30 @@ typedef struct repro_embed_probe {
 int repro_embedding_probe(repro_study *s, const char *run, double scale, repro_embed_probe *out);
 
 /* ---- one function per section, in the report's order ---- */
-void repro_study_formats(repro_study *s);           /* formats.c */
-void repro_study_underflow(repro_study *s);         /* underflow.c */
-void repro_study_rounding(repro_study *s);          /* rounding.c */
-void repro_study_modes(repro_study *s);             /* modes.c */
-void repro_study_scalers(repro_study *s);           /* scalers.c: 5, 6 and the validation */
-void repro_study_fp32list(repro_study *s);          /* fp32list.c: softmax, LayerNorm in fp16 */
-void repro_study_batchnorm(repro_study *s);         /* batchnorm.c: keep_batchnorm_fp32 */
-void repro_study_embedding(repro_study *s);         /* embedding.c: the rows' sums in fp16 */
-void repro_study_bf16(repro_study *s);              /* bf16.c: bf16 needs no loss scale */
+void repro_study_formats(repro_study *s);   /* formats.c */
+void repro_study_underflow(repro_study *s); /* underflow.c */
+void repro_study_rounding(repro_study *s);  /* rounding.c */
+void repro_study_modes(repro_study *s);     /* modes.c */
+void repro_study_scalers(repro_study *s);   /* scalers.c: 5, 6 and the validation */
+void repro_study_fp32list(repro_study *s);  /* fp32list.c: softmax, LayerNorm in fp16 */
+void repro_study_batchnorm(repro_study *s); /* batchnorm.c: keep_batchnorm_fp32 */
+void repro_study_embedding(repro_study *s); /* embedding.c: the rows' sums in fp16 */
+void repro_study_bf16(repro_study *s);      /* bf16.c: bf16 needs no loss scale */
+/* communication.c: the gradient all-reduce in fp16, bf16 and fp32 */
+void repro_study_communication(repro_study *s);
+
+/* ---- communication_mpi.c: a data-parallel run simulated and under mpirun ---- */
+typedef struct repro_dp_row {
+    int world;
+    char sim_run[32]; /* runs/dp-w<N>: --world N in this process */
+    bool ran;         /* the mpirun run finished */
+    bool same_checkpoint, same_steps, same_counters;
+    char mpi_note[512]; /* "identical", "DIFFERENT", "not run: ...", "failed: ..." */
+} repro_dp_row;
+/* Trains runs/dp-w<world> (train's pairs, ended by NULL, and --world), then the same under
+ * mpirun -np world in a temporary folder, and compares them.  0 (a missing or failing
+ * mpirun is a note in row), or -1 with the reason in s->msg (the simulated run failed). */
+int repro_dp_compare(repro_study *s, int world, const char *const *pairs, repro_dp_row *row);
 void repro_study_loss_scaling(repro_study *s);      /* loss_scaling.c */
 void repro_study_underflow_layers(repro_study *s);  /* underflow_layers.c */
 void repro_study_deep_scale_choice(repro_study *s); /* scale_choice.c: on deepmlp */

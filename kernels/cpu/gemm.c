@@ -194,3 +194,10 @@ void ak_cpu_threads_from_env(void)
     const char *threads = getenv("OPENBLAS_NUM_THREADS");
     if (threads && atoi(threads) > 0) openblas_set_num_threads(atoi(threads));
 }
+
+int ak_cpu_set_threads(int n)
+{
+    const int had = openblas_get_num_threads();
+    if (n > 0) openblas_set_num_threads(n);
+    return had;
+}

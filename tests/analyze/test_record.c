@@ -59,7 +59,12 @@ START_TEST(names_bins_times)
     ck_assert_str_eq(rec_table_header(REC_TRACE),
                      "step,loss_scale,found_inf,count,zero,nonfinite,amax");
     ck_assert_str_eq(rec_table_header(REC_TRACE_HIST), "step,bin,count");
-    ck_assert_ptr_null(rec_table_file((rec_table)7));
+    ck_assert_str_eq(rec_table_file(REC_ALLREDUCE), "allreduce.csv");
+    ck_assert_str_eq(rec_table_header(REC_ALLREDUCE),
+                     "step,elements,inputs_nonzero,flushed_cast,flushed_prescale,"
+                     "subnormal_messages,overflow_cast,overflow_in_sum,nonfinite_results,"
+                     "zero_results,subnormal_results,max_abs_error,rel_l2_error,found_inf");
+    ck_assert_ptr_null(rec_table_file((rec_table)8));
     ck_assert_ptr_null(rec_table_header((rec_table)-1));
 
     char t[REC_TIME_MAX];

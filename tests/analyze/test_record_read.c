@@ -240,6 +240,52 @@ START_TEST(summarize_run)
 }
 END_TEST
 
+/* A data-parallel run's all-reduce rows: written, the file as expected, read back. */
+START_TEST(allreduce_round_trip)
+{
+    char dir[128], path[256], msg[512];
+    new_dir(dir, sizeof dir);
+    rec_log *log = rec_log_open_table(dir, REC_ALLREDUCE, -1, msg, sizeof msg);
+    ck_assert_ptr_nonnull(log);
+    const rec_allreduce_row rows_in[] = {
+        {0, 10, 18, 2, 1, 3, 0, 0, 0, 1, 2, 0x1p-20, 0.25, 0},
+        {1, 10, 20, 0, 0, 0, 1, 4, 4, 0, 0, 0.0, INFINITY, 1},
+    };
+    for (size_t i = 0; i < 2; i++)
+        ck_assert_int_eq(rec_write_allreduce(log, &rows_in[i]), AN_OK);
+    rec_allreduce_row bad = rows_in[0];
+    bad.found_inf = 2;
+    ck_assert_int_eq(rec_write_allreduce(log, &bad), AN_EINVAL);
+    ck_assert_int_eq(rec_write_step(log, &(rec_step_row){0}), AN_EINVAL); /* another table's */
+    ck_assert_int_eq(rec_log_close(log, msg, sizeof msg), AN_OK);
+    path_in(path, sizeof path, dir, "allreduce.csv");
+    assert_file(path, REC_ALLREDUCE_HEADER "\n"
+                                           "0,10,18,2,1,3,0,0,0,1,2,9.5367431640625e-07,0.25,0\n"
+                                           "1,10,20,0,0,0,1,4,4,0,0,0,inf,1\n");
+    rec_allreduce_row *rows;
+    size_t n;
+    ck_assert_int_eq(rec_read_allreduce(path, &rows, &n, msg, sizeof msg), AN_OK);
+    ck_assert_uint_eq(n, 2);
+    for (size_t i = 0; i < 2; i++) {
+        ck_assert_int_eq(rows[i].step, rows_in[i].step);
+        ck_assert(rows[i].elements == rows_in[i].elements &&
+                  rows[i].inputs_nonzero == rows_in[i].inputs_nonzero &&
+                  rows[i].flushed_cast == rows_in[i].flushed_cast &&
+                  rows[i].flushed_prescale == rows_in[i].flushed_prescale &&
+                  rows[i].subnormal_messages == rows_in[i].subnormal_messages &&
+                  rows[i].overflow_cast == rows_in[i].overflow_cast &&
+                  rows[i].overflow_in_sum == rows_in[i].overflow_in_sum &&
+                  rows[i].nonfinite_results == rows_in[i].nonfinite_results &&
+                  rows[i].zero_results == rows_in[i].zero_results &&
+                  rows[i].subnormal_results == rows_in[i].subnormal_results);
+        ck_assert(same_f64(rows[i].max_abs_error, rows_in[i].max_abs_error));
+        ck_assert(same_f64(rows[i].rel_l2_error, rows_in[i].rel_l2_error));
+        ck_assert_int_eq(rows[i].found_inf, rows_in[i].found_inf);
+    }
+    free(rows);
+}
+END_TEST
+
 /* The gradient trace of two steps, from hand_stats (amax 65504) and from
  * nothing; the rows read back as written and the bins as in hist.csv. */
 START_TEST(trace_round_trip)
@@ -448,6 +494,7 @@ static Suite *record_read_suite(void)
     tcase_add_test(tc, eval_round_trip);
     tcase_add_test(tc, summarize_run);
     tcase_add_test(tc, trace_round_trip);
+    tcase_add_test(tc, allreduce_round_trip);
     tcase_add_test(tc, readers_reject);
     suite_add_tcase(s, tc);
     return s;
