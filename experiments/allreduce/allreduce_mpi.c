@@ -16,11 +16,40 @@
 /* the statistics' counters, summed over ranks in one MPI_Allreduce */
 enum { C_NONZERO, C_FLUSH_CAST, C_FLUSH_PRE, C_SUB_MSG, C_OVF_CAST, C_COUNT };
 
-static int sendrecv(MPI_Comm comm, const void *send, size_t send_len, int to, void *recv,
-                    size_t recv_len, int from, MPI_Datatype type)
+/* One rank's side of the ring: its neighbours and the packed halves of the wire. */
+typedef struct ring {
+    MPI_Comm comm;
+    int world, to, from;
+    int wide; /* 32-bit messages (fp32), else 16 */
+    size_t n;
+    void *send, *recv;
+} ring;
+
+static int mod(int a, int m) { return (a % m + m) % m; }
+
+/* One step: chunk send_c of mine packed to the next rank, chunk recv_c from the previous one
+ * into the wire (its bounds in *rb, *re).  MPI's status. */
+static int ring_exchange(const ring *g, const uint32_t *mine, int send_c, int recv_c, size_t *rb,
+                         size_t *re)
 {
-    return MPI_Sendrecv(send, (int)send_len, type, to, 17, recv, (int)recv_len, type, from, 17,
-                        comm, MPI_STATUS_IGNORE);
+    size_t sb, se;
+    ar_chunk(g->n, g->world, send_c, &sb, &se);
+    ar_chunk(g->n, g->world, recv_c, rb, re);
+    for (size_t i = sb; i < se; i++) {
+        if (g->wide)
+            ((uint32_t *)g->send)[i - sb] = mine[i];
+        else
+            ((uint16_t *)g->send)[i - sb] = (uint16_t)mine[i];
+    }
+    const MPI_Datatype type = g->wide ? MPI_UINT32_T : MPI_UINT16_T;
+    return MPI_Sendrecv(g->send, (int)(se - sb), type, g->to, 17, g->recv, (int)(*re - *rb), type,
+                        g->from, 17, g->comm, MPI_STATUS_IGNORE);
+}
+
+/* element i of the chunk received */
+static uint32_t received(const ring *g, size_t i)
+{
+    return g->wide ? ((const uint32_t *)g->recv)[i] : ((const uint16_t *)g->recv)[i];
 }
 
 int ar_mpi_allreduce(const ar_config *c, MPI_Comm comm, const float *grad, float *out, size_t n,
@@ -40,7 +69,6 @@ int ar_mpi_allreduce(const ar_config *c, MPI_Comm comm, const float *grad, float
     const ar_plan plan = ar_plan_make(c, world);
 
     const int wide = c->comm == FPE_FMT_F32;
-    const MPI_Datatype type = wide ? MPI_UINT32_T : MPI_UINT16_T;
     const size_t max_len = n / (size_t)world + 1;
     uint32_t *mine = malloc(n * sizeof *mine); /* this rank's messages, then the sums */
     uint32_t *wire = malloc(2 * max_len * 4);  /* one chunk sent, one received, packed */
@@ -59,45 +87,28 @@ int ar_mpi_allreduce(const ar_config *c, MPI_Comm comm, const float *grad, float
             exact[i] = (double)grad[i];
         }
     }
-    void *send = wire,
-         *recv = wide ? (void *)(wire + max_len) : (void *)((uint16_t *)wire + max_len);
-    const int to = (rank + 1) % world, from = (rank + world - 1) % world;
+    ring g = {comm, world, (rank + 1) % world, (rank + world - 1) % world, wide, n, wire, NULL};
+    g.recv = wide ? (void *)(wire + max_len) : (void *)((uint16_t *)wire + max_len);
+    size_t rb, re;
+    /* reduce-scatter: send the partial sum of chunk r - s, add this rank's to chunk r - s - 1 */
     for (int s = 0; s < world - 1 && st == 0; s++) {
-        size_t sb, se, rb, re;
-        ar_chunk(n, world, ((rank - s) % world + world) % world, &sb, &se);
-        ar_chunk(n, world, ((rank - s - 1) % world + world) % world, &rb, &re);
-        for (size_t i = sb; i < se; i++) {
-            if (wide)
-                ((uint32_t *)send)[i - sb] = mine[i];
-            else
-                ((uint16_t *)send)[i - sb] = (uint16_t)mine[i];
-        }
-        if (sendrecv(comm, send, se - sb, to, recv, re - rb, from, type) != MPI_SUCCESS) {
-            st = AR_EMPI;
-            break;
-        }
-        for (size_t i = rb; i < re; i++) {
-            const uint32_t got = wide ? ((uint32_t *)recv)[i - rb] : ((uint16_t *)recv)[i - rb];
-            mine[i] = ar_add(c->comm, got, mine[i]);
-        }
-    }
-    /* all-gather: rank r holds chunk (r + 1) mod N; pass the finished chunks round */
-    for (int s = 0; s < world - 1 && st == 0; s++) {
-        size_t sb, se, rb, re;
-        ar_chunk(n, world, ((rank + 1 - s) % world + world) % world, &sb, &se);
-        ar_chunk(n, world, ((rank - s) % world + world) % world, &rb, &re);
-        for (size_t i = sb; i < se; i++) {
-            if (wide)
-                ((uint32_t *)send)[i - sb] = mine[i];
-            else
-                ((uint16_t *)send)[i - sb] = (uint16_t)mine[i];
-        }
-        if (sendrecv(comm, send, se - sb, to, recv, re - rb, from, type) != MPI_SUCCESS) {
+        if (ring_exchange(&g, mine, mod(rank - s, world), mod(rank - s - 1, world), &rb, &re) !=
+            MPI_SUCCESS) {
             st = AR_EMPI;
             break;
         }
         for (size_t i = rb; i < re; i++)
-            mine[i] = wide ? ((uint32_t *)recv)[i - rb] : ((uint16_t *)recv)[i - rb];
+            mine[i] = ar_add(c->comm, received(&g, i - rb), mine[i]);
+    }
+    /* all-gather: rank r holds chunk (r + 1) mod N; pass the finished chunks round */
+    for (int s = 0; s < world - 1 && st == 0; s++) {
+        if (ring_exchange(&g, mine, mod(rank + 1 - s, world), mod(rank - s, world), &rb, &re) !=
+            MPI_SUCCESS) {
+            st = AR_EMPI;
+            break;
+        }
+        for (size_t i = rb; i < re; i++)
+            mine[i] = received(&g, i - rb);
     }
     if (st == 0)
         for (size_t i = 0; i < n; i++)
