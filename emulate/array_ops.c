@@ -7,7 +7,11 @@
  * which then go through the scalar operation one by one, with their own random index.
  * Results are written to a block buffer first, so out may be one of the operands. */
 #include <fenv.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
+#include "array_easy.h"
 #include "array_lanes.h"
 #include "fpe_ops.h"
 #include "vector.h"
@@ -167,6 +171,50 @@ FPE_VECTOR static void arith_block_vector(int fmt, int op, const fpe_env *env, c
 #undef ARITH_MODE
 }
 
+/* Whether the cheap first try (array_easy.h) knows the operation in this mode. */
+static bool easy_applies(int op, int mode)
+{
+    return op != FPE_ARITH_SQRT && !(op == FPE_ARITH_DIV && mode == FPE_SR_PROP);
+}
+
+/* One block through the cheap first try; returns the number of inexact results. */
+FPE_VECTOR static size_t arith_block_easy(int fmt, int op, int mode, const uint16_t *a,
+                                          const uint16_t *b, const uint16_t *c,
+                                          uint16_t *restrict res, uint8_t *restrict marks,
+                                          const uint32_t *restrict rnd, size_t n, size_t *hard)
+{
+    const uint16_t neg = op == FPE_ARITH_SUB ? 0x8000 : 0;
+#define EASY_MODE(F, OP, M)                                                                        \
+    case M:                                                                                        \
+        return easy_lanes(F, OP, M, neg, a, b, c, res, marks, rnd, n, hard);
+#define EASY_MODES(F, OP)                                                                          \
+    switch (mode) {                                                                                \
+        EASY_MODE(F, OP, FPE_RNE)                                                                  \
+        EASY_MODE(F, OP, FPE_RNA)                                                                  \
+        EASY_MODE(F, OP, FPE_RD)                                                                   \
+        EASY_MODE(F, OP, FPE_RU)                                                                   \
+        EASY_MODE(F, OP, FPE_RO)                                                                   \
+        EASY_MODE(F, OP, FPE_SR_PROP)                                                              \
+        EASY_MODE(F, OP, FPE_SR_EQUAL)                                                             \
+    default: /* and FPE_RZ */ EASY_MODE(F, OP, FPE_RZ)                                             \
+    }
+#define EASY_OPS(F)                                                                                \
+    switch (op) {                                                                                  \
+    case FPE_ARITH_MUL: EASY_MODES(F, FPE_ARITH_MUL)                                               \
+    case FPE_ARITH_DIV: EASY_MODES(F, FPE_ARITH_DIV)                                               \
+    case FPE_ARITH_FMA: EASY_MODES(F, FPE_ARITH_FMA)                                               \
+    default: /* add, sub */ EASY_MODES(F, FPE_ARITH_ADD)                                           \
+    }
+    if (fmt == FPE_FMT_F16) {
+        EASY_OPS(FPE_FMT_F16)
+    } else {
+        EASY_OPS(FPE_FMT_BF16)
+    }
+#undef EASY_OPS
+#undef EASY_MODES
+#undef EASY_MODE
+}
+
 /* The scalar operation on one element (it advances env->sr_index). */
 static uint16_t scalar_op(int fmt, int op, fpe_env *env, uint16_t a, uint16_t b, uint16_t c)
 {
@@ -203,44 +251,79 @@ static uint16_t scalar_element(int fmt, int op, fpe_env *env, const uint16_t *a,
     return r;
 }
 
-/* One block: elements a[0..n) ..., element i at index base + i. */
-static void arith_block(fpe_env *env, int fmt, int op, bool vector, const uint16_t *a,
-                        const uint16_t *b, const uint16_t *c, uint16_t *out, size_t n,
-                        fpe_array_counts *k)
+/* The marked elements of res[0..whole) (left of them) through the scalar operation. */
+static void scalar_marked(fpe_env *env, int fmt, int op, const uint16_t *a, const uint16_t *b,
+                          const uint16_t *c, uint16_t *res, uint8_t *marks, size_t whole,
+                          size_t left, uint64_t base, fpe_array_counts *k)
+{
+    memset(marks + whole, 0, 8);
+    for (size_t i = 0; left > 0 && i < whole; i++) {
+        uint64_t eight; /* skip eight unmarked elements at a time */
+        memcpy(&eight, marks + i, sizeof eight);
+        if (eight == 0) {
+            i += 7;
+            continue;
+        }
+        if (!marks[i]) continue;
+        res[i] = scalar_element(fmt, op, env, a, b, c, i, base + i, k);
+        left--;
+    }
+}
+
+/* One block: elements a[0..n) ..., element i at index base + i.  *try_easy: whether to try
+ * the cheap loop first (cleared when it left too many elements; the caller sets it again
+ * every few blocks, in case the data changed). */
+static void arith_block(fpe_env *env, int fmt, int op, bool vector, bool *try_easy,
+                        const uint16_t *a, const uint16_t *b, const uint16_t *c, uint16_t *out,
+                        size_t n, fpe_array_counts *k)
 {
     uint16_t res[ARRAY_BLOCK];
     uint8_t marks[ARRAY_BLOCK + 8];
     uint32_t words[ARRAY_BLOCK + 8];
     const uint64_t base = env->sr_index;
-    const size_t whole = vector ? n & ~(size_t)(ARRAY_LANES - 1) : 0;
+    const size_t whole = vector ? n & ~(size_t)(EASY_LANES - 1) : 0;
     if (whole > 0) {
         const uint32_t *rnd = words + (base & 3);
         if (env->round >= FPE_SR_PROP) fpe_random_words(env, base, whole, words);
-        array_tally t;
-        arith_block_vector(fmt, op, env, a, b, c, res, marks, rnd, whole, &t);
-        env->flags |= (uint8_t)t.flags;
-        k->inexact += t.inexact;
-        k->flushed += t.flushed;
-        k->subnormal += t.subnormal;
-        k->overflowed += t.overflowed;
-        memset(marks + whole, 0, 8);
-        uint64_t left = t.declined;
-        for (size_t i = 0; left > 0 && i < whole; i++) {
-            uint64_t eight; /* skip eight unmarked elements at a time */
-            memcpy(&eight, marks + i, sizeof eight);
-            if (eight == 0) {
-                i += 7;
-                continue;
+        size_t hard = whole + 1;
+        if (*try_easy && easy_applies(op, env->round)) {
+            const size_t inexact =
+                arith_block_easy(fmt, op, env->round, a, b, c, res, marks, rnd, whole, &hard);
+            if (hard * 16 <= whole) { /* none or a few left: the scalar operation for each */
+                if (inexact) env->flags |= FPE_FLAG_INEXACT;
+                k->inexact += inexact;
+            } else {
+                *try_easy = false;
             }
-            if (!marks[i]) continue;
-            res[i] = scalar_element(fmt, op, env, a, b, c, i, base + i, k);
-            left--;
         }
+        if (hard * 16 > whole) {
+            array_tally t;
+            arith_block_vector(fmt, op, env, a, b, c, res, marks, rnd, whole, &t);
+            env->flags |= (uint8_t)t.flags;
+            k->inexact += t.inexact;
+            k->flushed += t.flushed;
+            k->subnormal += t.subnormal;
+            k->overflowed += t.overflowed;
+            hard = t.declined;
+        }
+        scalar_marked(env, fmt, op, a, b, c, res, marks, whole, hard, base, k);
     }
     for (size_t i = whole; i < n; i++) /* the last few (or all, without the vector path) */
         res[i] = scalar_element(fmt, op, env, a, b, c, i, base + i, k);
     memcpy(out, res, n * sizeof *out);
     env->sr_index = base + n;
+}
+
+/* Whether the hardware rounds binary32 and binary64 as the proofs assume: to nearest, no
+ * flush to zero, no denormals-are-zero, every exception masked (the default state). */
+static bool hardware_default(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    const unsigned csr = _mm_getcsr();
+    return (csr & 0xFFC0u) == 0x1F80u && fegetround() == FE_TONEAREST;
+#else
+    return fegetround() == FE_TONEAREST;
+#endif
 }
 
 int fpe_array_arith(fpe_env *env, fpe_format_id fmt, fpe_arith_op op, const uint16_t *a,
@@ -252,11 +335,12 @@ int fpe_array_arith(fpe_env *env, fpe_format_id fmt, fpe_arith_op op, const uint
     if (n > 0 && (!a || !out || (op != FPE_ARITH_SQRT && !b) || (op == FPE_ARITH_FMA && !c)))
         return FPE_EINVAL;
     fpe_array_counts k = {0, 0, 0, 0, 0};
-    /* the vector path's proofs assume binary64 rounding to nearest */
-    const bool vector = fegetround() == FE_TONEAREST;
-    for (size_t i = 0; i < n; i += ARRAY_BLOCK) {
+    const bool vector = hardware_default();
+    bool try_easy = true;
+    for (size_t i = 0, blk = 0; i < n; i += ARRAY_BLOCK, blk++) {
         const size_t m = n - i < ARRAY_BLOCK ? n - i : ARRAY_BLOCK;
-        arith_block(env, fmt, op, vector, a + i, op == FPE_ARITH_SQRT ? NULL : b + i,
+        if (blk % 8 == 0) try_easy = true;
+        arith_block(env, fmt, op, vector, &try_easy, a + i, op == FPE_ARITH_SQRT ? NULL : b + i,
                     op == FPE_ARITH_FMA ? c + i : NULL, out + i, m, &k);
     }
     if (counts) {

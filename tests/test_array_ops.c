@@ -12,7 +12,8 @@
  *            are compared exactly, not OR-ed with others';
  *   random   arrays of the oracle tests' biased operands (cancellation, subnormal results,
  *            overflow, ties) mixed with special values and any bit pattern, of odd lengths
- *            and unaligned starts, over several blocks, and in place (out = a, b or c);
+ *            and unaligned starts, over several blocks, and in place (out = a, b or c); and
+ *            arrays of normal operands but about one element in 40 (the cheap first loop);
  *   sqrt     every one of the 2^16 inputs, four lanes each.
  * The scalar operations are themselves held to MPFR by test_emulate_arith and
  * test_emulate_unary.  Seed: AMPSCOPE_TEST_SEED. */
@@ -95,6 +96,19 @@ static void random_set(ts_rng *r, const uint32_t *sp, size_t nsp, uint64_t *ops)
     }
 }
 
+/* A normal number of the format with a random sign and significand; its exponent within
+ * [-span, span] (span > 0), or any normal exponent. */
+static uint64_t normal_operand(ts_rng *r, int span)
+{
+    const int fb = g_fmt == FPE_FMT_F16 ? 10 : 7, bias = g_fmt == FPE_FMT_F16 ? 15 : 127;
+    const uint32_t field = span > 0 ? (uint32_t)(bias - span) + ts_below(r, 2 * (uint32_t)span + 1)
+                                    : 1 + ts_below(r, 2 * (uint32_t)bias);
+    /* short significands now and then: exact results and ties */
+    uint32_t frac = (uint32_t)ts_next(r) & ((1u << fb) - 1);
+    if (ts_below(r, 4) == 0) frac &= ~((1u << (fb - 3)) - 1);
+    return (uint64_t)ts_below(r, 2) << 15 | field << fb | frac;
+}
+
 START_TEST(test_random)
 {
     static uint16_t a[N_MAX + 8], b[N_MAX + 8], c[N_MAX + 8], out[N_MAX + 8];
@@ -104,7 +118,7 @@ START_TEST(test_random)
     ts_rng_init(&rng, ts_seed() ^ (0xA7A7u + (uint64_t)(g_fmt * 8 + g_op)));
     uint64_t bad = 0, checked = 0;
     for (int s = 0; s < SETTINGS; s++)
-        for (int rep = 0; rep < 6; rep++) {
+        for (int rep = 0; rep < 8; rep++) {
             fpe_env env = setting_env(s);
             env.sr_index = ts_next(&rng) >> 24;
             /* lengths: several blocks and a tail; short odd ones; one block */
@@ -115,6 +129,11 @@ START_TEST(test_random)
             for (size_t i = 0; i < n; i++) {
                 uint64_t ops[3] = {0, 0, 0};
                 random_set(&rng, sp, nsp, ops);
+                /* reps 4 to 7: normal operands but about 1 in 40 (the cheap first loop),
+                 * exponents within 2^-7 .. 2^7 (even reps) or anywhere (odd ones) */
+                if (rep >= 4 && ts_below(&rng, 40) != 0)
+                    for (int k = 0; k < 3; k++)
+                        ops[k] = normal_operand(&rng, rep % 2 == 0 ? 7 : 0);
                 a[off + i] = (uint16_t)ops[0];
                 b[off + i] = (uint16_t)ops[1];
                 c[off + i] = (uint16_t)ops[2];
