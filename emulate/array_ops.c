@@ -2,10 +2,13 @@
  * counts (issue 19).
  *
  * Every element is the scalar operation's result (fpe_f16_add ...) at random index
- * env->sr_index + i, flags included.  Arrays go in blocks: a vector loop (array_lanes.h, where
- * the proof of each operation is) computes every element it can prove and marks the others,
- * which then go through the scalar operation one by one, with their own random index.
- * Results are written to a block buffer first, so out may be one of the operands. */
+ * env->sr_index + i, flags included.  Arrays go in blocks of ARRAY_BLOCK.  A block first
+ * tries the cheap binary32 loop (array_easy.h: normal operands, normal results); if that
+ * leaves more than 1/16 of it, the binary64 loop (array_lanes.h: every finite class) takes
+ * the block.  Each computes the elements it can prove (the proofs are in the headers) and
+ * marks the others, which then go through the scalar operation one by one, with their own
+ * random index.  Results are written to a block buffer first, so out may be one of the
+ * operands. */
 #include <fenv.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
