@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "cli_options.h"
 #include "commands.h"
+#include "bench_array.h"
 #include "bench_chop.h"
 #include "fpe.h"
 #include "kernels.h"
@@ -417,7 +418,7 @@ static double bench_measure(bench_data *d, const bench_case *c, double rep_secon
 
 /* ---- output -------------------------------------------------------------- */
 typedef struct bench_emu_args {
-    bool csv, quick, chop;
+    bool csv, quick, chop, array;
 } bench_emu_args;
 
 static const opt_spec bench_emu_options[] = {
@@ -434,6 +435,11 @@ static const opt_spec bench_emu_options[] = {
      .kind = OPT_FLAG,
      .offset = offsetof(bench_emu_args, chop),
      .help = "only the array-rounding table (issue 19)"},
+    {.name = "array",
+     .kind = OPT_FLAG,
+     .offset = offsetof(bench_emu_args, array),
+     .help = "only the array-arithmetic table (issue 19): fpe_array_arith against the scalar "
+             "loop"},
     {.name = NULL},
 };
 
@@ -461,6 +467,12 @@ static void bench_help(FILE *out)
             "(fp16-normal; gradient: magnitudes 2^-30..2^10 with zeros, overflow, NaN, inf),\n"
             "the library against the code before issue 19 and the hardware (F16C,\n"
             "AVX512-BF16) in the same run, as ratios.\n"
+            "\n"
+            "--array: only the array-arithmetic table of issue 19 (also as CSV): add, sub,\n"
+            "mul, div, fma and sqrt on fp16 and bf16 arrays with fpe_array_arith against a\n"
+            "loop of the scalar operations, in near_even, minMag and stoch_prop, on two named\n"
+            "input sets (normal; gradient: subnormals, zeros, overflow, NaN, inf), after\n"
+            "checking results, flags and counts; target >= 4x.\n"
             "\n",
             BENCH_N, 5 * 0.04, 5, 3 * 0.005, 3);
     cli_print_options(out, bench_emu_options, 12);
@@ -469,7 +481,7 @@ static void bench_help(FILE *out)
 static int bench_emu(int argc, char **argv)
 {
     cli_set_context("bench emu");
-    bench_emu_args args = {false, false, false};
+    bench_emu_args args = {false, false, false, false};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             bench_help(stdout);
@@ -488,6 +500,7 @@ static int bench_emu(int argc, char **argv)
     int reps = quick ? 3 : 5;
     bool have_f16c = f16c_available();
     if (args.chop) return bench_chop_table(csv, rep_seconds, reps);
+    if (args.array) return bench_array_table(csv, rep_seconds, reps);
 
     bench_data *d = malloc(sizeof *d);
     if (!d) return cli_error(CLI_EFAIL, "out of memory");

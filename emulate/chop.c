@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fpe_ops.h"
+#include "vector.h"
 
 /* Count one rounded element: r is the result in format `to`, fl the flags
  * its rounding raised. */
@@ -87,35 +88,6 @@ static float f32_from_bits(uint32_t u)
  * sends the marked elements through the general conversion with their own
  * random index. */
 #define CHOP_BLOCK 1024
-
-/* Functions built twice, for the baseline and for AVX2, picked at load time. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
-    !defined(__SANITIZE_ADDRESS__)
-#define CHOP_VECTOR __attribute__((target_clones("avx2", "default")))
-/* Philox's 32x32->64-bit multiplies gain from 16 lanes */
-#define CHOP_VECTOR_WIDE __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CHOP_VECTOR
-#define CHOP_VECTOR_WIDE
-#endif
-
-/* Philox words for indices base .. base+n-1 (n <= CHOP_BLOCK): block j of
- * the generator holds the words of indices 4(first+j) .. 4(first+j)+3, so
- * laid out in order they start at word (base & 3). */
-CHOP_VECTOR_WIDE static void random_words(const fpe_env *env, uint64_t base, size_t n,
-                                          uint32_t *restrict words)
-{
-    const uint32_t stream = env->sr_stream;
-    const uint64_t first = base >> 2;
-    const size_t blocks = (size_t)((((base + n - 1) >> 2) - first) + 1);
-    const uint32_t k0 = (uint32_t)env->sr_seed, k1 = (uint32_t)(env->sr_seed >> 32);
-    for (size_t j = 0; j < blocks; j++) {
-        const uint64_t c = first + j;
-        const uint32_t ctr[4] = {(uint32_t)c, (uint32_t)(c >> 32), stream, 0};
-        const uint32_t key[2] = {k0, k1};
-        fpe_philox4x32_10(ctr, key, words + 4 * j);
-    }
-}
 
 /* What a block's vector loop found: flags and counts of the elements it kept. */
 typedef struct chop_tally {
@@ -266,9 +238,9 @@ FPE_INLINE void chop_lanes(fpe_format_id fmt, int mode, bool want_counts, uint32
 /* Round the block to fmt (FPE_FMT_F16 or FPE_FMT_BF16) as 16-bit patterns, n
  * a multiple of 8; t->rare elements (chop_declined) are left for the general
  * path. */
-CHOP_VECTOR static void chop_block_vector(int fmt, const fpe_env *env, bool want_counts,
-                                          const float *restrict in, uint16_t *restrict out,
-                                          const uint32_t *restrict rnd, size_t n, chop_tally *t)
+FPE_VECTOR static void chop_block_vector(int fmt, const fpe_env *env, bool want_counts,
+                                         const float *restrict in, uint16_t *restrict out,
+                                         const uint32_t *restrict rnd, size_t n, chop_tally *t)
 {
     const uint32_t ftz = env->ftz != 0, x86 = env->nan == FPE_NAN_X86;
 #define CHOP_MODE(F, M)                                                                            \
@@ -336,10 +308,10 @@ static void add_tally(chop_tally *t, const chop_tally *u)
  * number of inexact elements; when *hard_count is not zero the block goes
  * through chop_block_vector.  With fout (not in) the results go there,
  * widened to floats, instead of out. */
-CHOP_VECTOR static size_t chop_block_easy(int fmt, int mode, const float *restrict in,
-                                          uint16_t *restrict out, float *restrict fout,
-                                          uint8_t *restrict hard, const uint32_t *restrict rnd,
-                                          size_t n, size_t *hard_count)
+FPE_VECTOR static size_t chop_block_easy(int fmt, int mode, const float *restrict in,
+                                         uint16_t *restrict out, float *restrict fout,
+                                         uint8_t *restrict hard, const uint32_t *restrict rnd,
+                                         size_t n, size_t *hard_count)
 {
     /* f32 exponent fields whose results are normal and cannot overflow:
      * fp16 2^-14 <= |x| < 2^15, bf16 2^-126 <= |x| < 2^127 */
@@ -407,8 +379,8 @@ FPE_INLINE void widen_f16_loop(bool canonical, const uint16_t *restrict r, float
     }
 }
 
-CHOP_VECTOR static void widen_block(int fmt, uint32_t nan_x86, const uint16_t *restrict r,
-                                    float *restrict out, size_t n)
+FPE_VECTOR static void widen_block(int fmt, uint32_t nan_x86, const uint16_t *restrict r,
+                                   float *restrict out, size_t n)
 {
     if (fmt == FPE_FMT_BF16) {
         for (size_t i = 0; i < n; i++) {
@@ -442,7 +414,7 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t 
     uint32_t words[CHOP_BLOCK + 8];
     const uint64_t base = env->sr_index;
     const uint32_t *rnd = words + (base & 3);
-    if (env->round >= FPE_SR_PROP) random_words(env, base, n, words);
+    if (env->round >= FPE_SR_PROP) fpe_random_words(env, base, n, words);
     if (*try_easy) {
         size_t hard;
         uint8_t marks[CHOP_BLOCK + 8];

@@ -224,6 +224,53 @@ int fpe_chop_f64_to_u16(fpe_env *env, fpe_format_id fmt, const double *in, uint1
 #define FPE_OK     0
 #define FPE_EINVAL (-1) /* bad format id, or NULL pointer with n > 0 */
 
+/* ---- array arithmetic ------------------------------------------------------
+ * out[i] = a[i] op b[i] (c[i] for fma) for fp16 or bf16 bit patterns, each element exactly as
+ * the scalar operation (fpe_<fmt>_add ...) gives it with random index env->sr_index + i: the
+ * same bits, and the OR of the same flags into env->flags; env->sr_index advances by n.  out
+ * may be a, b or c (in place), but must not overlap them otherwise.  Elements the vector path
+ * cannot prove go through the scalar operation (array_ops.c says which). */
+typedef enum fpe_arith_op {
+    FPE_ARITH_ADD = 0,
+    FPE_ARITH_SUB = 1,
+    FPE_ARITH_MUL = 2,
+    FPE_ARITH_DIV = 3,
+    FPE_ARITH_FMA = 4, /* a * b + c, one rounding (mulAdd) */
+    FPE_ARITH_SQRT = 5 /* sqrt(a); b and c are not read */
+} fpe_arith_op;
+#define FPE_ARITH_OP_COUNT 6
+
+/* What the results of one call were, element by element; added to, never cleared. */
+typedef struct fpe_array_counts {
+    uint64_t flushed;    /* zero results that raised inexact: the exact result was not zero */
+    uint64_t subnormal;  /* results that are subnormal (nonzero) */
+    uint64_t overflowed; /* results whose rounding overflowed */
+    uint64_t inexact;    /* results that raised inexact */
+    uint64_t nan;        /* NaN results (NaN operands, invalid operations) */
+} fpe_array_counts;
+
+/* The generic entry: fmt FPE_FMT_F16 or FPE_FMT_BF16; b may be NULL for sqrt, c is read only
+ * for fma; counts may be NULL.  FPE_EINVAL for a bad format or op, or a NULL array with n > 0. */
+int fpe_array_arith(fpe_env *env, fpe_format_id fmt, fpe_arith_op op, const uint16_t *a,
+                    const uint16_t *b, const uint16_t *c, uint16_t *out, size_t n,
+                    fpe_array_counts *counts);
+/* The same, by name: fpe_f16_add_array(env, a, b, out, n, counts), ... */
+#define FPE_DECLARE_ARRAY_OPS(F)                                                                   \
+    int fpe_##F##_add_array(fpe_env *env, const uint16_t *a, const uint16_t *b, uint16_t *out,     \
+                            size_t n, fpe_array_counts *counts);                                   \
+    int fpe_##F##_sub_array(fpe_env *env, const uint16_t *a, const uint16_t *b, uint16_t *out,     \
+                            size_t n, fpe_array_counts *counts);                                   \
+    int fpe_##F##_mul_array(fpe_env *env, const uint16_t *a, const uint16_t *b, uint16_t *out,     \
+                            size_t n, fpe_array_counts *counts);                                   \
+    int fpe_##F##_div_array(fpe_env *env, const uint16_t *a, const uint16_t *b, uint16_t *out,     \
+                            size_t n, fpe_array_counts *counts);                                   \
+    int fpe_##F##_fma_array(fpe_env *env, const uint16_t *a, const uint16_t *b, const uint16_t *c, \
+                            uint16_t *out, size_t n, fpe_array_counts *counts);                    \
+    int fpe_##F##_sqrt_array(fpe_env *env, const uint16_t *a, uint16_t *out, size_t n,             \
+                             fpe_array_counts *counts);
+FPE_DECLARE_ARRAY_OPS(f16)
+FPE_DECLARE_ARRAY_OPS(bf16)
+
 /* ---- names, for command lines ------------------------------------------- */
 /* TestFloat's mode names: "near_even", "near_maxMag", "minMag", "min", "max",
  * "odd", plus ampscope's "stoch_prop" and "stoch_equal". */

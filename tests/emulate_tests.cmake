@@ -3,7 +3,8 @@
 #   ctest -L unit -j2          every unit test (a few minutes on two cores)
 #   ctest -L exhaustive -j2    all fp16/bf16 operand pairs and all fp32 inputs of the
 #                              f32 -> f16/bf16 conversions, 8 shards per operation; all fp32
-#                              inputs of the array rounding (test_chop_exhaustive)
+#                              inputs of the array rounding (test_chop_exhaustive); all
+#                              fp16/bf16 pairs of the array arithmetic (test_array_exhaustive)
 #
 # Knobs (environment): AMPSCOPE_TEST_SEED (default 20240601), AMPSCOPE_TEST_RANDOM
 # (random cases per operation, format and mode; default 1000000).
@@ -97,5 +98,34 @@ foreach(fmt fp16 bf16)
                             TARGET test_chop_exhaustive
                             ARGS --format ${fmt} --shard ${shard}/${AMPSCOPE_EXHAUSTIVE_SHARDS}
                             LABELS exhaustive TIMEOUT 7200)
+  endforeach()
+endforeach()
+
+# The array arithmetic (issue 19) against the scalar operations: one entry per format and
+# operation (every mode and setting, special pairs, random arrays; sqrt: all inputs).
+add_executable(test_array_ops test_array_ops.c)
+target_link_libraries(test_array_ops PRIVATE ${AMPSCOPE_EMU_TEST_LIBS} PkgConfig::CHECK)
+foreach(fmt fp16 bf16)
+  foreach(op add sub mul div fma sqrt)
+    add_ampscope_test_entry(NAME test_array_ops_${fmt}_${op} TARGET test_array_ops
+                            ARGS ${fmt} ${op} TIMEOUT 900)
+  endforeach()
+endforeach()
+
+# The array arithmetic over every fp16/bf16 operand pair (add, mul, div; near_even and
+# minMag), 8 shards per format and operation.  sub is add with b negated in the same vector
+# loop (test_array_ops checks it in every setting).
+add_executable(test_array_exhaustive test_array_exhaustive.c)
+target_link_libraries(test_array_exhaustive PRIVATE ampscope_emu m)
+target_compile_options(test_array_exhaustive PRIVATE -O3)
+foreach(fmt fp16 bf16)
+  foreach(op add mul div)
+    foreach(shard RANGE 0 ${_last_shard})
+      add_ampscope_test_entry(NAME test_array_exhaustive_${fmt}_${op}_${shard}
+                              TARGET test_array_exhaustive
+                              ARGS --format ${fmt} --op ${op}
+                                   --shard ${shard}/${AMPSCOPE_EXHAUSTIVE_SHARDS}
+                              LABELS exhaustive TIMEOUT 7200)
+    endforeach()
   endforeach()
 endforeach()

@@ -47,6 +47,20 @@ for want in 'fp16,gradient,near_even,-,' 'bf16,fp16-normal,stoch_equal,+counts,'
     expect_out_has "$want"
 done
 
+# The array-arithmetic table (issue 19), as CSV: the array call agreed with the scalar loop on
+# every row (else the status is 1); 6 operations x 2 formats x 3 modes x 2 input sets.
+run "$A" bench emu --array --quick --csv
+expect_status 0
+expect_err_empty
+[[ $(printf '%s\n' "$OUT" | head -n 1) == 'operation,format,mode,inputs,loop,array,array/loop,target,status' ]] ||
+    fail "array CSV header"
+rows=$(printf '%s\n' "$OUT" | tail -n +2)
+[[ $(printf '%s\n' "$rows" | wc -l) == 72 ]] || fail "array CSV: not 72 rows"
+bad=$(printf '%s\n' "$rows" | awk -F, 'NF != 9 || !($5 > 0) || !($6 > 0) || ($9 != "pass" && $9 != "miss")' | wc -l)
+[[ $bad == 0 ]] || fail "$bad malformed array CSV rows"
+expect_out_has 'fma,bf16,stoch_prop,gradient,'
+expect_out_has 'sqrt,fp16,minMag,normal,'
+
 # bench allreduce: a header and 12 rows (the fp32 loop and three presets at 2, 8, 64 ranks),
 # each with a positive rate and a ratio to the loop; bad --elements exits 2 with one line.
 run "$A" bench allreduce --quick --csv
