@@ -12,11 +12,9 @@ static __attribute__((noinline)) uint32_t mulAdd_general_next(fpe_format_id f, f
 #define DEFINE(F, T, K)                                                                            \
     T fpe_##F##_mulAdd(fpe_env *env, T a, T b, T c)                                                \
     {                                                                                              \
-        uint32_t r;                                                                                \
-        if (fpe_mulAdd_fast(K, env, a, b, c, &r)) {                                                \
-            env->sr_index++;                                                                       \
-            return (T)r;                                                                           \
-        }                                                                                          \
-        return (T)mulAdd_general_next(K, env, a, b, c);                                            \
+        uint64_t u;                                                                                \
+        if (!fpe_mulAdd_fast_ok(K, env, a, b, c) || !fpe_mulAdd_odd_f64(K, a, b, c, &u))           \
+            return (T)mulAdd_general_next(K, env, a, b, c);                                        \
+        return (T)fpe_round_f64_step(K, env, u);                                                   \
     }
 FPE_FOR_FORMATS(DEFINE)
