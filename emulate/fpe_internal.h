@@ -350,7 +350,7 @@ FPE_INLINE uint64_t fpe_normal_to_f64_bits(fpe_format_id f, uint32_t a)
 
 /* Round the exact binary64 value with bits u to format f when the result is
  * normal and cannot overflow (2^emin <= |u| < 2^emax) and the mode is one of
- * the five IEEE modes; false otherwise. */
+ * the five IEEE modes or round-to-odd; false otherwise. */
 FPE_INLINE bool fpe_round_f64_fast(fpe_format_id f, fpe_env *env, uint64_t u, uint32_t *out)
 {
     const uint64_t mag = u & 0x7FFFFFFFFFFFFFFFull;
@@ -363,18 +363,51 @@ FPE_INLINE bool fpe_round_f64_fast(fpe_format_id f, fpe_env *env, uint64_t u, ui
     const uint64_t ulp_m1 = ((uint64_t)1 << shift) - 1;
     const uint64_t rem = h & ulp_m1;
     const int mode = env->round;
-    if (mode > FPE_RU) return false; /* odd and stochastic: the general path */
+    if (mode > FPE_RO) return false; /* stochastic: the general path */
     env->flags |= rem != 0 ? FPE_FLAG_INEXACT : 0;
     /* add a bias below the last kept bit and truncate: a carry out of the
-     * discarded bits is the increment (branch-free on the data) */
+     * discarded bits is the increment (branch-free on the data); odd truncates
+     * and sets the last bit when inexact (it never carries) */
     const uint64_t half = (uint64_t)1 << (shift - 1);
     const uint64_t away = mode == FPE_RD ? sign : mode == FPE_RU ? !sign : 0;
     const uint64_t bias = mode == FPE_RNE   ? half - 1 + ((h >> shift) & 1)
                           : mode == FPE_RNA ? half
                                             : ((uint64_t)0 - away) & ulp_m1;
-    const uint64_t kept = (h + bias) >> shift; /* a carry bumps the exponent */
+    const uint64_t kept = ((h + bias) >> shift) | (uint64_t)((mode == FPE_RO) & (rem != 0));
     *out = (sign ? fk_sign(f) : 0) | (uint32_t)kept;
     return true;
+}
+
+/* Round the nonzero normal binary64 with bits u to format f in env->round, any mode.  u is the
+ * exact value, or its round-to-odd to 53 bits (the last bit set when inexact): rounding that to
+ * p <= 51 bits in any IEEE mode or to odd gives the correctly rounded result (Boldo and
+ * Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to
+ * odd", IEEE TC 57(4), 2008), and the stochastic modes read the right 32 bits when the last one
+ * lies below them (p + 32 < 53: fp16 and bf16).  The fast rounding where it applies, else the
+ * rounding point. */
+FPE_NOINLINE uint32_t fpe_round_f64_pack(fpe_format_id f, fpe_env *env, uint64_t u)
+{
+    const uint64_t m52 = ((uint64_t)1 << 52) - 1;
+    return fpe_round_pack(f, env, u >> 63, (int32_t)((u >> 52) & 0x7FF) - 1075,
+                          (u & m52) | (m52 + 1));
+}
+FPE_INLINE uint32_t fpe_round_f64_odd(fpe_format_id f, fpe_env *env, uint64_t u)
+{
+    uint32_t r;
+    if (fpe_round_f64_fast(f, env, u, &r)) return r;
+    return fpe_round_f64_pack(f, env, u); /* out of line: the fast path needs no frame */
+}
+
+/* The round-to-odd fix of a binary64 result with bits u (normal, either sign) from the
+ * hardware, rounded in whatever mode the host is in: diff is the exact remainder of the
+ * magnitudes as a signed integer (> 0: the exact result is larger in magnitude than u's value,
+ * 0: u is exact).  A correctly rounded u has the exact value strictly between it and its
+ * neighbour on diff's side, and the odd one of the two is the round-to-odd result: below, u - 1
+ * or u itself, whichever is odd; above, u or u + 1 (u | 1).  Stepping by one in the bits
+ * crosses a binade correctly; no branch on the data. */
+FPE_INLINE uint64_t fpe_f64_odd_fix(uint64_t u, int64_t diff)
+{
+    return (u - ((uint64_t)diff >> 63)) | (uint64_t)(diff != 0);
 }
 
 #endif

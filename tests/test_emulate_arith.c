@@ -6,7 +6,12 @@
  *             special-value table, in all eight modes and both tininess rules;
  *   random    AMPSCOPE_TEST_RANDOM operand sets per mode (default 10^6),
  *             biased toward cancellation, subnormal results, overflow and
- *             ties; tininess alternates; seed AMPSCOPE_TEST_SEED.
+ *             ties; tininess alternates; seed AMPSCOPE_TEST_SEED;
+ *   exact     (div, mulAdd) the cases the binary64 fast paths of issue 19 must
+ *             get right: exact quotients (and, on the div entry, exact square
+ *             roots, the same construction), exact and exactly cancelling
+ *             fma sums, and fma at every exponent gap across the alignment
+ *             and binary64 limits; every mode, both tininess rules.
  */
 #include <check.h>
 #include <stdio.h>
@@ -82,6 +87,91 @@ START_TEST(test_random)
 }
 END_TEST
 
+/* A value of fmt with significand sig (its leading one at bit p - 1) and unbiased exponent e,
+ * sign s; e must be in the normal range. */
+static uint32_t value_of(fpe_format_id fmt, bool s, uint32_t sig, int e)
+{
+    const orc_format *F = &orc_formats[fmt];
+    const uint32_t field = (uint32_t)(e + F->bias);
+    return (s ? F->sign_mask : 0) | field << F->frac_bits | (sig & ((1u << F->frac_bits) - 1));
+}
+
+/* The exact square of u * 2^e (u a significand of at most half the bits), as a value. */
+static uint32_t square_of(fpe_format_id fmt, uint32_t u, int e)
+{
+    const int p = orc_formats[fmt].p;
+    const uint64_t uu = (uint64_t)u * u;
+    const int top = uu >> (2 * p - 1) ? 1 : 0;
+    return value_of(fmt, false, (uint32_t)(uu >> (p - 1 + top)), 2 * e + top);
+}
+
+/* A random significand of p bits whose low `zeros` bits are clear. */
+static uint32_t short_sig(ts_rng *r, int p, int zeros)
+{
+    return (uint32_t)((ts_next(r) | (uint64_t)1 << 63) >> (64 - p)) >> zeros << zeros;
+}
+
+START_TEST(test_exact_cases)
+{
+    if (g_op != ORC_DIV && g_op != ORC_MULADD) return;
+    char what[96];
+    snprintf(what, sizeof what, "%s %s, exact cases", oracle_op_name(g_op), ts_format_name(g_fmt));
+    ts_checker ck;
+    ts_checker_init(&ck, what);
+    ts_rng rng;
+    ts_rng_init(&rng, ts_seed() + 77u * (uint64_t)g_op + g_fmt);
+    const orc_format *F = &orc_formats[g_fmt];
+    const int p = F->p, half = (p + 1) / 2;
+    for (int i = 0; i < 20000; i++) {
+        uint64_t ops[3];
+        const bool s1 = ts_next(&rng) & 1, s2 = ts_next(&rng) & 1;
+        /* u, v with at most half the bits: u * v is exact in the format */
+        const uint32_t u = short_sig(&rng, p, p - half), v = short_sig(&rng, p, p - half);
+        const uint64_t uv = (uint64_t)u * v; /* 2p - 1 or 2p bits, the low p - 1 or more clear */
+        const int top = uv >> (2 * p - 1) ? 1 : 0;
+        const uint32_t uv_sig = (uint32_t)(uv >> (p - 1 + top));
+        /* exponents in [-6, 6]: the product and the square stay normal in fp16 */
+        const int e1 = (int)ts_below(&rng, 13) - 6, e2 = (int)ts_below(&rng, 13) - 6;
+        const uint32_t a = value_of(g_fmt, s1, u, e1), b = value_of(g_fmt, s2, v, e2);
+        const uint32_t ab = value_of(g_fmt, s1 ^ s2, uv_sig, e1 + e2 + top);
+        for (int mode = 0; mode < FPE_ROUND_COUNT; mode++) {
+            fpe_env env = ts_env(mode, i & 1);
+            env.sr_seed = 5;
+            env.sr_index = (uint64_t)i;
+            if (g_op == ORC_DIV) {
+                ops[0] = ab; /* (u v) / v = u, exactly; and (u v) / u = v */
+                ops[1] = b;
+                ts_check_op(&ck, ORC_DIV, g_fmt, &env, ops);
+                ops[1] = a;
+                ts_check_op(&ck, ORC_DIV, g_fmt, &env, ops);
+                ops[0] = square_of(g_fmt, u, e1);
+                ts_check_op(&ck, ORC_SQRT, g_fmt, &env, ops);   /* sqrt(u^2) = u */
+                ops[0] += ts_next(&rng) & 1 ? 1 : (uint64_t)-1; /* one ulp off: inexact */
+                ops[0] &= F->sign_mask | (F->sign_mask - 1);
+                ts_check_op(&ck, ORC_SQRT, g_fmt, &env, ops);
+                continue;
+            }
+            /* a * b - a * b = 0 (the sign is the mode's), and one ulp off either way */
+            ops[0] = a;
+            ops[1] = b;
+            for (int k = -1; k <= 1; k++) {
+                ops[2] = ((ab + (uint32_t)k) ^ F->sign_mask) & (F->sign_mask | (F->sign_mask - 1));
+                ts_check_op(&ck, ORC_MULADD, g_fmt, &env, ops);
+            }
+            /* every gap between the product's exponent and c's, across the alignment shifts
+             * (14 and 38 in fp32) and the binary64 span (p - 51 .. 53 - 2p in fp16, bf16) */
+            const int ep = e1 + e2, gap = (int)ts_below(&rng, 141) - 70;
+            const int ec = ep + gap;
+            if (ec < F->emin || ec > F->emax) continue;
+            ops[2] = value_of(g_fmt, ts_next(&rng) & 1, short_sig(&rng, p, 0), ec);
+            ts_check_op(&ck, ORC_MULADD, g_fmt, &env, ops);
+        }
+    }
+    ck_assert_msg(ts_checker_summary(&ck) == 0, "%s: %llu mismatches", what,
+                  (unsigned long long)ck.mismatches);
+}
+END_TEST
+
 static int parse_op(const char *s)
 {
     static const struct {
@@ -114,6 +204,7 @@ int main(int argc, char **argv)
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_specials);
     tcase_add_loop_test(tc, test_random, 0, FPE_ROUND_COUNT);
+    tcase_add_test(tc, test_exact_cases);
     suite_add_tcase(s, tc);
     return ts_run_suite(s);
 }

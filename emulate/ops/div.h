@@ -3,7 +3,40 @@
 #define AMPSCOPE_OPS_DIV_H
 #include "../fpe_internal.h"
 
+FPE_NOINLINE uint32_t fpe_div_general(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b);
+
+/* The fast path takes two normal operands, except fp32 in the stochastic modes: they read 32
+ * bits below fp32's 24, more than the 53 of binary64 give (the general path's long division). */
+FPE_INLINE bool fpe_div_fast_ok(fpe_format_id f, const fpe_env *env, uint32_t a, uint32_t b)
+{
+    return fk_is_normal(f, a) && fk_is_normal(f, b) &&
+           (f != FPE_FMT_F32 || env->round < FPE_SR_PROP);
+}
+
+/* a / b for normal a and b, rounded to odd at 53 bits, as binary64 bits.  The hardware's
+ * binary64 quotient q, rounded in whatever mode the host is in, is within one ulp of x / y; the
+ * sign of the exact remainder says on which side x / y lies (fpe_f64_odd_fix).  With 53-bit
+ * integer significands, x = X 2^ex, y = Y 2^ey, q = Q 2^eq, the remainder is
+ * x - q y = (X 2^s - Q Y) 2^(ey + eq), s = ex - ey - eq = 52 (X >= Y) or 53.  Its magnitude is
+ * below Y 2^(ey + eq) (|x / y - q| < 2^eq), so X 2^s - Q Y taken modulo 2^64 is exact as a
+ * signed integer; and X 2^s is 0 modulo 2^64, X having 53 - p >= 29 trailing zeros. */
+FPE_INLINE uint64_t fpe_div_odd_f64(fpe_format_id f, uint32_t a, uint32_t b)
+{
+    const uint64_t ux = fpe_normal_to_f64_bits(f, a), uy = fpe_normal_to_f64_bits(f, b);
+    const uint64_t uq = fpe_f64_bits(fpe_f64_from_bits(ux) / fpe_f64_from_bits(uy));
+    const uint64_t m52 = ((uint64_t)1 << 52) - 1;
+    const uint64_t Y = (uy & m52) | (m52 + 1), Q = (uq & m52) | (m52 + 1);
+    return fpe_f64_odd_fix(uq, (int64_t)((uint64_t)0 - Q * Y));
+}
+
 FPE_INLINE uint32_t fpe_div_k(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b)
+{
+    if (fpe_div_fast_ok(f, env, a, b)) return fpe_round_f64_odd(f, env, fpe_div_odd_f64(f, a, b));
+    return fpe_div_general(f, env, a, b);
+}
+
+/* Every input class: special values, then an integer long division. */
+FPE_NOINLINE uint32_t fpe_div_general(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b)
 {
     const fpe_unp ua = fpe_unpack(f, env, a), ub = fpe_unpack(f, env, b);
     if (ua.cls == FPE_CLS_NAN || ub.cls == FPE_CLS_NAN) return fpe_propagate_nan(f, env, a, b);

@@ -5,6 +5,38 @@
 
 #include "../fpe_internal.h"
 
+FPE_NOINLINE uint32_t fpe_sqrt_general(fpe_format_id f, fpe_env *env, uint32_t a);
+
+/* The fast path takes a positive normal operand (its root is normal), except fp32 in the
+ * stochastic modes: they read 32 bits below fp32's 24, more than the 53 of binary64 give (the
+ * general path). */
+FPE_INLINE bool fpe_sqrt_fast_ok(fpe_format_id f, const fpe_env *env, uint32_t a)
+{
+    return fk_is_normal(f, a) && !(a & fk_sign(f)) &&
+           (f != FPE_FMT_F32 || env->round < FPE_SR_PROP);
+}
+
+/* sqrt(a) for a positive normal a, rounded to odd at 53 bits, as binary64 bits.  The
+ * hardware's binary64 root s, rounded in whatever mode the host is in, is within one ulp of
+ * sqrt(x); the sign of the exact remainder x - s^2 says on which side sqrt(x) lies
+ * (fpe_f64_odd_fix).  With 53-bit integer significands, x = X 2^ex and s = S 2^es, the
+ * remainder is x - s^2 = (X 2^t - S^2) 2^(2 es), t = ex - 2 es (52 or 53).
+ * |sqrt(x) - s| < 2^es and sqrt(x) + s < 2^(es + 54) bound it by 2^(2 es + 54), so
+ * X 2^t - S^2 taken modulo 2^64 is exact as a signed integer; and X 2^t is 0 modulo 2^64, X
+ * having 53 - p >= 29 trailing zeros. */
+FPE_INLINE uint64_t fpe_sqrt_odd_f64(fpe_format_id f, uint32_t a)
+{
+    const uint64_t us = fpe_f64_bits(sqrt(fpe_f64_from_bits(fpe_normal_to_f64_bits(f, a))));
+    const uint64_t m52 = ((uint64_t)1 << 52) - 1, S = (us & m52) | (m52 + 1);
+    return fpe_f64_odd_fix(us, (int64_t)((uint64_t)0 - S * S));
+}
+
+FPE_INLINE uint32_t fpe_sqrt_k(fpe_format_id f, fpe_env *env, uint32_t a)
+{
+    if (fpe_sqrt_fast_ok(f, env, a)) return fpe_round_f64_odd(f, env, fpe_sqrt_odd_f64(f, a));
+    return fpe_sqrt_general(f, env, a);
+}
+
 /* floor(sqrt(r)) for r < 2^62.  The double estimate is off by at most one
  * and is then corrected with exact integer arithmetic. */
 FPE_INLINE uint64_t fpe_isqrt62(uint64_t r)
@@ -38,7 +70,8 @@ FPE_INLINE uint64_t fpe_isqrt124(unsigned __int128 r, bool *exact)
     return (uint64_t)root;
 }
 
-FPE_INLINE uint32_t fpe_sqrt_k(fpe_format_id f, fpe_env *env, uint32_t a)
+/* Every input class: special values, then an integer square root. */
+FPE_NOINLINE uint32_t fpe_sqrt_general(fpe_format_id f, fpe_env *env, uint32_t a)
 {
     const fpe_unp ua = fpe_unpack(f, env, a);
     if (ua.cls == FPE_CLS_NAN) return fpe_propagate_nan(f, env, a, 0);
