@@ -115,22 +115,6 @@ static void help(FILE *out)
     cli_print_options(out, bench_sweep_options, 17);
 }
 
-/* ---- mpirun --------------------------------------------------------------------------------- */
-static bool find_on_path(const char *name, char *path, size_t size)
-{
-    const char *p = getenv("PATH");
-    if (!p) return false;
-    while (*p) {
-        const char *end = strchr(p, ':');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len > 0 && (size_t)snprintf(path, size, "%.*s/%s", (int)len, p, name) < size &&
-            access(path, X_OK) == 0)
-            return true;
-        p += len + (end ? 1 : 0);
-    }
-    return false;
-}
-
 /* ---- one sweep ------------------------------------------------------------------------------ */
 typedef struct sweep_row {
     bool mpi;
@@ -345,7 +329,7 @@ int bench_sweep(int argc, char **argv)
     const char *why_no_mpi = NULL;
     if (jobs_only)
         why_no_mpi = "--jobs-only";
-    else if (!find_on_path("mpirun", b.mpirun, sizeof b.mpirun))
+    else if (!ut_find_on_path("mpirun", b.mpirun, sizeof b.mpirun))
         why_no_mpi = "no mpirun on PATH";
 #if !AMPSCOPE_HAVE_MPI
     else

@@ -32,6 +32,10 @@ int ut_fail(char *msg, size_t msg_len, int status, const char *fmt, ...)
  * errno set by the removal that failed. */
 int ut_remove_tree(const char *path);
 
+/* The first executable `name` in a directory of $PATH (empty entries skipped) into path
+ * (size bytes); false when there is none. */
+bool ut_find_on_path(const char *name, char *path, size_t size);
+
 /* CLOCK_MONOTONIC in seconds: for durations, not dates. */
 double ut_seconds(void);
 /* The CPU time of the whole process (every thread), in seconds

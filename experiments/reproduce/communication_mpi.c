@@ -16,22 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util.h" /* ut_remove_tree */
-
-/* mpirun on PATH, into buf; false when there is none */
-static bool find_mpirun(char *buf, size_t len)
-{
-    const char *path = getenv("PATH");
-    if (!path) return false;
-    for (const char *p = path; *p;) {
-        const size_t n = strcspn(p, ":");
-        if (n + 8 > len) return false;
-        snprintf(buf, len, "%.*s/mpirun", n ? (int)n : 1, n ? p : ".");
-        if (access(buf, X_OK) == 0) return true;
-        p += n + (p[n] == ':');
-    }
-    return false;
-}
+#include "util.h" /* ut_find_on_path, ut_remove_tree */
 
 /* Whether files a and b have the same bytes (false when either cannot be read). */
 static bool same_file(const char *a, const char *b)
@@ -163,7 +148,7 @@ int repro_dp_compare(repro_study *s, int world, const char *const *pairs, repro_
     with_world[n + 2] = NULL;
     if (repro_train_pairs(s, row->sim_run, NULL, with_world) != 0) return -1;
     char mpirun[4096];
-    if (!find_mpirun(mpirun, sizeof mpirun)) {
+    if (!ut_find_on_path("mpirun", mpirun, sizeof mpirun)) {
         snprintf(row->mpi_note, sizeof row->mpi_note, "not run: no mpirun on PATH");
         return 0;
     }
