@@ -55,12 +55,15 @@ static const uint32_t factors[] = {
     0x00000001u, /* the least fp32 subnormal */
     0x00456789u, /* a subnormal */
     0x33800000u, /* 2^-24 */
-    0x00000000u, /* +0 */
-    0x80000000u, /* -0 */
-    0x7F800000u, /* +inf */
-    0xFF800000u, /* -inf */
-    0x7FC00123u, /* a quiet NaN with a payload */
-    0xFF812345u, /* a negative signaling NaN */
+    0x00800000u, /* 2^-126, 2^127, 2^-100, 2^100, -128: powers of two, which the cpu */
+    0x7F000000u, /* scales 16-bit elements by in vector loops: products that underflow */
+    0x0D800000u, /* below binary32's subnormals or overflow it */
+    0x71800000u, 0xC3000000u, 0x00000000u, /* +0 */
+    0x80000000u,                           /* -0 */
+    0x7F800000u,                           /* +inf */
+    0xFF800000u,                           /* -inf */
+    0x7FC00123u,                           /* a quiet NaN with a payload */
+    0xFF812345u,                           /* a negative signaling NaN */
 };
 #define N_FACTORS (sizeof factors / sizeof factors[0])
 
