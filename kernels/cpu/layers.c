@@ -24,6 +24,17 @@ LOOP_INLINE void bias_add_loop(int F, ak_tensor y, ak_tensor bias, size_t rows, 
 int ak_cpu_bias_add(ak_backend *b, ak_tensor y, ak_tensor bias, size_t rows, size_t cols)
 {
     (void)b;
+    if (y.dtype == bias.dtype && (y.dtype == AK_F16 || y.dtype == AK_BF16)) {
+        /* with equal 16-bit dtypes ak_bias_add_elem is fpe_<fmt>_add in the default environment:
+         * the emulator's array add (the same bits), a row at a time, in place */
+        for (size_t r = 0; r < rows; r++) {
+            fpe_env env = fpe_env_default();
+            uint16_t *row = (uint16_t *)y.data + r * cols;
+            (void)fpe_array_arith(&env, (fpe_format_id)y.dtype, FPE_ARITH_ADD, row,
+                                  (const uint16_t *)bias.data, NULL, row, cols, NULL);
+        }
+        return AK_OK;
+    }
     AK_LAYER_SPECIALISE(ak_layer_common2(y.dtype, bias.dtype), bias_add_loop, y, bias, rows, cols);
     return AK_OK;
 }
