@@ -38,6 +38,7 @@ static const int bench_modes[3] = {FPE_RNE, FPE_RZ, FPE_SR_PROP};
 
 typedef struct array_data {
     uint16_t in[2][SET_COUNT][3][BENCH_ARRAY_N]; /* format, set, operand */
+    uint16_t root[2][BENCH_ARRAY_N];             /* sqrt's normal set: the magnitudes */
     uint16_t out[BENCH_ARRAY_N];
 } array_data;
 
@@ -84,6 +85,7 @@ static void array_fill(array_data *d)
                 const uint64_t r = array_splitmix(&state);
                 d->in[fmt][SET_NORMAL][k][i] = value_at(fmt, (int)(r % 13) - 6, r);
                 d->in[fmt][SET_GRADIENT][k][i] = gradient_value(fmt, array_splitmix(&state));
+                if (k == 0) d->root[fmt][i] = d->in[fmt][SET_NORMAL][0][i] & 0x7FFFu;
             }
 }
 
@@ -144,8 +146,9 @@ static void scalar_loop(fpe_env *env, const array_pass *p, const uint16_t *const
 static void run_pass(array_data *d, const array_pass *p, bool array, fpe_env *env,
                      fpe_array_counts *k)
 {
-    const uint16_t *const in[3] = {d->in[p->fmt][p->set][0], d->in[p->fmt][p->set][1],
-                                   d->in[p->fmt][p->set][2]};
+    const bool root = p->op == FPE_ARITH_SQRT && p->set == SET_NORMAL;
+    const uint16_t *const in[3] = {root ? d->root[p->fmt] : d->in[p->fmt][p->set][0],
+                                   d->in[p->fmt][p->set][1], d->in[p->fmt][p->set][2]};
     if (array)
         fpe_array_arith(env, (fpe_format_id)p->fmt, (fpe_arith_op)p->op, in[0], in[1], in[2],
                         d->out, BENCH_ARRAY_N, k);

@@ -1,6 +1,6 @@
 /* array_easy.h: the first, cheap try at a block of the array arithmetic (array_ops.c): eight
  * elements at a time in binary32, for normal operands with a normal, non-overflowing result
- * (add, sub, mul, fma; div but in stoch_prop).
+ * (add, sub, mul, fma; div but in stoch_prop; sqrt in the deterministic modes).
  *
  * The binary32 result s must carry what the rounding reads (array_lanes.h has the general
  * argument; here p' = 24):
@@ -11,10 +11,18 @@
  *         a*b + c with a zero error (checked);
  *   div   RN(a / b) decides every mode but stoch_prop: the rounding reads levels up to p + 1
  *         bits, where the exact quotient is an integer or 1/B > 2^-p from one while binary32's
- *         error is at most 2^(L-25) <= 2^-p for L <= 25 - p (fp16 14, bf16 17 >= p + 1).
- * With s exact (or, for div, deciding), rounding s as chop.c's easy loop does (a bias below the
- * last kept bit, then truncation; stoch_prop compares the discarded bits with the random word
- * as fpe_round_increment does) is fpe_round_pack's result, and inexact is its only flag: the
+ *         error is at most 2^(L-25) <= 2^-p for L <= 25 - p (fp16 14, bf16 17 >= p + 1);
+ *   sqrt  (positive normal a; the six deterministic modes) RN(sqrt(a)) decides too: for any
+ *         (p+1)-bit t (a p-bit value or a midpoint; exponent E) that is not the root, a - t^2
+ *         is a nonzero multiple of 2^(2E-2p), so |sqrt(a) - t| >= 2^(E-2p-2) >= 2^(E-24),
+ *         and not equal to 2^(E-24) (a 25-bit root would square to no p-bit a), while
+ *         binary32's error is at most 2^(E-24): its root lies strictly between the same
+ *         (p+1)-bit neighbours as sqrt(a), or is sqrt(a).  test_array_ops runs every fp16 and
+ *         bf16 input in every setting (results and flags).  The stochastic modes read 32 bits
+ *         below the last kept one and take the full loop.
+ * With s exact (or, for div and sqrt, deciding), rounding s as chop.c's easy loop does (a bias
+ * below the last kept bit, then truncation; stoch_prop compares the discarded bits with the random
+ * word as fpe_round_increment does) is fpe_round_pack's result, and inexact is its only flag: the
  * result is normal.  Elements outside these cases are marked; the caller sends the block to
  * the full vector loop, or the few marked elements to the scalar operation.  The MXCSR must be
  * in its default state (array_ops.c checks): a flushed TwoSum error would read as exact. */
@@ -80,11 +88,16 @@ FPE_INLINE size_t easy_lanes(fpe_format_id f, int op, int mode, uint16_t negate_
     v8u n_inexact = {0}, n_hard = {0};
     for (size_t i = 0; i < n; i += EASY_LANES) {
         const v8u x = easy_load16(a + i);
-        const v8u y = easy_load16(b + i) ^ negate_b;
+        const v8u y = op == FPE_ARITH_SQRT ? x : easy_load16(b + i) ^ negate_b;
         v8u ok = easy_normal(f, x) & easy_normal(f, y);
         const v8f fx = (v8f)easy_widen(f, x), fy = (v8f)easy_widen(f, y);
         v8f s;
         switch (op) {
+        case FPE_ARITH_SQRT:
+            ok &= EASY_MASK(x < 0x8000); /* positive */
+            for (int k = 0; k < EASY_LANES; k++)
+                s[k] = __builtin_sqrtf(fx[k]);
+            break;
         case FPE_ARITH_MUL: s = fx * fy; break;
         case FPE_ARITH_DIV: s = fx / fy; break;
         case FPE_ARITH_FMA: {

@@ -177,7 +177,8 @@ FPE_VECTOR static void arith_block_vector(int fmt, int op, const fpe_env *env, c
 /* Whether the cheap first try (array_easy.h) knows the operation in this mode. */
 static bool easy_applies(int op, int mode)
 {
-    return op != FPE_ARITH_SQRT && !(op == FPE_ARITH_DIV && mode == FPE_SR_PROP);
+    if (op == FPE_ARITH_SQRT) return mode < FPE_SR_PROP;
+    return !(op == FPE_ARITH_DIV && mode == FPE_SR_PROP);
 }
 
 /* One block through the cheap first try; returns the number of inexact results. */
@@ -206,6 +207,7 @@ FPE_VECTOR static size_t arith_block_easy(int fmt, int op, int mode, const uint1
     case FPE_ARITH_MUL: EASY_MODES(F, FPE_ARITH_MUL)                                               \
     case FPE_ARITH_DIV: EASY_MODES(F, FPE_ARITH_DIV)                                               \
     case FPE_ARITH_FMA: EASY_MODES(F, FPE_ARITH_FMA)                                               \
+    case FPE_ARITH_SQRT: EASY_MODES(F, FPE_ARITH_SQRT) /* easy_applies: not stochastic */          \
     default: /* add, sub */ EASY_MODES(F, FPE_ARITH_ADD)                                           \
     }
     if (fmt == FPE_FMT_F16) {
