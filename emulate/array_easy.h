@@ -6,9 +6,12 @@
  * argument; here p' = 24):
  *   mul   fp16: 22 significant bits, exact.  bf16: 16 bits, exact when s is a normal binary32
  *         (checked: the result range below is inside binary32's normal range);
- *   add   exact when the TwoSum error is zero (checked; Knuth, TAOCP 4.2.2);
- *   fma   a * b exact as for mul (its binary32 exponent field checked), then a TwoSum of
- *         a*b + c with a zero error (checked);
+ *   add   in the six deterministic modes, s made the round-to-odd sum at 24 bits from TwoSum's
+ *         error (Knuth, TAOCP 4.2.2; easy_sum_odd): rounding that to p <= 22 bits in any of
+ *         them rounds the exact sum (Boldo and Melquiond, IEEE TC 2008; array_lanes.h, "odd").
+ *         In the stochastic modes (32 bits below the last kept one) exact when the TwoSum
+ *         error is zero (checked);
+ *   fma   a * b exact as for mul (its binary32 exponent field checked), then a*b + c as add;
  *   div   RN(a / b) decides every mode but stoch_prop: the rounding reads levels up to p + 1
  *         bits, where the exact quotient is an integer or 1/B > 2^-p from one while binary32's
  *         error is at most 2^(L-25) <= 2^-p for L <= 25 - p (fp16 14, bf16 17 >= p + 1);
@@ -20,12 +23,12 @@
  *         (p+1)-bit neighbours as sqrt(a), or is sqrt(a).  test_array_ops runs every fp16 and
  *         bf16 input in every setting (results and flags).  The stochastic modes read 32 bits
  *         below the last kept one and take the full loop.
- * With s exact (or, for div and sqrt, deciding), rounding s as chop.c's easy loop does (a bias
- * below the last kept bit, then truncation; stoch_prop compares the discarded bits with the random
- * word as fpe_round_increment does) is fpe_round_pack's result, and inexact is its only flag: the
- * result is normal.  Elements outside these cases are marked; the caller sends the block to
- * the full vector loop, or the few marked elements to the scalar operation.  The MXCSR must be
- * in its default state (array_ops.c checks): a flushed TwoSum error would read as exact. */
+ * With s exact (or, for div and sqrt, deciding; for add and fma, odd), rounding s as chop.c's easy
+ * loop does (a bias below the last kept bit, then truncation; stoch_prop compares the discarded
+ * bits with the random word as fpe_round_increment does) is fpe_round_pack's result, and inexact is
+ * its only flag: the result is normal.  Elements outside these cases are marked; the caller sends
+ * the block to the full vector loop, or the few marked elements to the scalar operation.  The MXCSR
+ * must be in its default state (array_ops.c checks): a flushed TwoSum error would read as exact. */
 #ifndef AMPSCOPE_EMULATE_ARRAY_EASY_H
 #define AMPSCOPE_EMULATE_ARRAY_EASY_H
 
@@ -71,6 +74,18 @@ FPE_INLINE v8u easy_exact_sum(v8f x, v8f y, v8f s)
     return EASY_MASK((x - xx) + (y - yy) == 0);
 }
 
+/* s = RN(x + y) made the round-to-odd value of x + y at 24 bits, as array_lanes.h's
+ * lane_sum_odd at 53: the truncation (s, or s one step toward zero when TwoSum's error points
+ * toward zero) with its last bit set when inexact. */
+FPE_INLINE v8f easy_sum_odd(v8f x, v8f y, v8f s)
+{
+    const v8f yy = s - x, xx = s - yy;
+    const v8u ue = (v8u)((x - xx) + (y - yy)), us = (v8u)s;
+    const v8u inexact = EASY_MASK((ue & 0x7FFFFFFFu) != 0);
+    const v8u toward_zero = inexact & ((v8u){0} - ((ue ^ us) >> 31));
+    return (v8f)((us + toward_zero) | (inexact & 1)); /* + all ones: one step down */
+}
+
 /* Rounds the block's elements that qualify (see above) into res and marks the others
  * (marks[i] = 1); n a multiple of EASY_LANES.  Returns the number of inexact results;
  * *hard the number marked. */
@@ -105,12 +120,19 @@ FPE_INLINE size_t easy_lanes(fpe_format_id f, int op, int mode, uint16_t negate_
             const v8f fz = (v8f)easy_widen(f, z), prod = fx * fy;
             const v8u pf = ((v8u)prod >> 23) & 0xFF;
             s = prod + fz;
-            ok &= easy_normal(f, z) & EASY_MASK(pf - 1 < 254) & easy_exact_sum(prod, fz, s);
+            ok &= easy_normal(f, z) & EASY_MASK(pf - 1 < 254);
+            if (mode < FPE_SR_PROP)
+                s = easy_sum_odd(prod, fz, s);
+            else
+                ok &= easy_exact_sum(prod, fz, s);
             break;
         }
         default: /* add, sub */
             s = fx + fy;
-            ok &= easy_exact_sum(fx, fy, s);
+            if (mode < FPE_SR_PROP)
+                s = easy_sum_odd(fx, fy, s);
+            else
+                ok &= easy_exact_sum(fx, fy, s);
             break;
         }
         const v8u u = (v8u)s, sign = u >> 31, ef = (u >> 23) & 0xFF;

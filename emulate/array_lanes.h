@@ -8,9 +8,9 @@
  * top L = p + 32 bits: 43 for fp16, 40 for bf16).  Per operation (fp16: p = 11, values are
  * multiples of 2^-24 below 2^16; bf16: p = 8, 2^-133 .. 2^128):
  *   mul   s is exact: 22 (16) significant bits, the exponent within binary64's normal range.
- *   add   fp16: exact, a multiple of 2^-24 below 2^17 has at most 41 bits.  bf16: exact when
- *         the TwoSum error is zero, see "sticky" below.
- *   fma   a * b is exact (as mul); s = a*b + c with its TwoSum error, see "sticky".
+ *   add   fp16: exact, a multiple of 2^-24 below 2^17 has at most 41 bits.  bf16: s made
+ *         odd, see "odd" below.
+ *   fma   a * b is exact (as mul); s = a*b + c made odd, see "odd".
  *   div   s = RN(a / b) decides every rounding as the exact quotient X would: scale so that
  *         X lies in [2^(L-1), 2^L) with L = p + 32 (or fewer bits: subnormal results).  Then
  *         X = A / B with A an integer and B < 2^p b's significand, so X is either an integer
@@ -20,18 +20,21 @@
  *   sqrt  no square root of a p-bit number lies on the (p+1)-bit grid but exactly, and off it
  *         it is at least 2^-(p+2) units away (|x - M^2| >= 1 over sqrt(x) + M < 2^(p+2)), far
  *         beyond binary64's error: every mode but stoch_prop is decided.  For stoch_prop the
- *         element is kept only if s has a nonzero bit below level L, so that the exact root,
- *         within half an ulp of s, has the same 32 stochastic bits (the "sticky" rule).
- *   sticky  s = RN(x + y) with error e (x + y = s + e exactly, TwoSum: Knuth, TAOCP 4.2.2).
- *         e = 0: s is exact.  e != 0 and s has a nonzero bit below level L: x + y lies within
- *         half an ulp of s, strictly inside the same level-L cell and binade, and is inexact
- *         at every level s is, so the rounding sees the same bits.  Otherwise the element is
- *         declined.
+ *         element is kept only if s has a nonzero bit below level L: the exact root, within
+ *         half an ulp of s, lies strictly inside the same level-L cell and binade, so it has
+ *         the same 32 stochastic bits and is inexact at every level s is.
+ *   odd   s = RN(x + y) with error e (x + y = s + e exactly, TwoSum: Knuth, TAOCP 4.2.2):
+ *         e = 0: s is exact.  Otherwise s becomes the round-to-odd value of x + y at 53 bits
+ *         (lane_sum_odd): x + y truncated to 53 bits with its last bit set.  It lies strictly
+ *         between the same two 53-bit values with an even last bit as x + y; every level the
+ *         rounding reads (kept bits, ties, binades, the tininess and overflow thresholds, the
+ *         32 stochastic bits: at most 43 bits down) is such a value, and both are inexact at
+ *         every level (Boldo and Melquiond, IEEE TC 2008).
  * Declined elements (NaN or infinite operands, division by zero, square roots of negative
- * numbers, the unproven sticky cases, and the fp16/bf16 results whose tininess after rounding
- * needs a second rounding) are marked for the scalar operation.  The hardware must round to
- * nearest (array_ops.c checks fegetround); every binary64 value here is normal or zero, so
- * the MXCSR's flush-to-zero and denormals-are-zero bits change nothing. */
+ * numbers, stoch_prop roots that rule cannot keep, and the fp16/bf16 results whose tininess after
+ * rounding needs a second rounding) are marked for the scalar operation.  The hardware must round
+ * to nearest (array_ops.c checks fegetround); every binary64 value here is normal or zero, so the
+ * MXCSR's flush-to-zero and denormals-are-zero bits change nothing. */
 #ifndef AMPSCOPE_EMULATE_ARRAY_LANES_H
 #define AMPSCOPE_EMULATE_ARRAY_LANES_H
 
@@ -164,13 +167,17 @@ FPE_INLINE v4q lane_round(fpe_format_id f, int mode, v4q ftz, v4q after, v4q u, 
     return lane_sel(flush | is_zero, zero, res) | (sign << 15);
 }
 
-/* x + y = s + error exactly (TwoSum; no overflow here): the mask of lanes whose s the sticky
- * rule keeps, given the mask low of s's bits below level L. */
-FPE_INLINE v4q lane_sticky_ok(v4d x, v4d y, v4d s, uint64_t low)
+/* s = RN(x + y) made the round-to-odd value of x + y at 53 bits (see "odd" above): TwoSum's
+ * error e (exact: no overflow here) says whether x + y is s (e = 0; e may be -0) or lies
+ * toward zero from s (e's sign is not s's: the truncation is s one step toward zero) or away
+ * (the truncation is s); an inexact truncation gets its last bit set. */
+FPE_INLINE v4d lane_sum_odd(v4d x, v4d y, v4d s)
 {
     const v4d yy = s - x, xx = s - yy;
-    const v4d err = (x - xx) + (y - yy);
-    return LANE_MASK(err == 0) | LANE_MASK(((v4q)s & low) != 0);
+    const v4q ue = (v4q)((x - xx) + (y - yy)), us = (v4q)s;
+    const v4q inexact = LANE_MASK((ue & 0x7FFFFFFFFFFFFFFFull) != 0);
+    const v4q toward_zero = inexact & (((v4q){0}) - ((ue ^ us) >> 63));
+    return (v4d)((us + toward_zero) | (inexact & 1)); /* + all ones: one step down */
 }
 
 #endif

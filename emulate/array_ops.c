@@ -80,8 +80,7 @@ FPE_INLINE void arith_lanes(fpe_format_id f, int op, int mode, const lane_env *l
         }
         case FPE_ARITH_FMA: {
             const v4d prod = dx * dy;
-            s = prod + dz;
-            decline |= ~lane_sticky_ok(prod, dz, s, low);
+            s = lane_sum_odd(prod, dz, prod + dz);
             if (mode == FPE_RD) { /* an exact zero sum is -0 unless both terms are +0 */
                 const v4q pos0 = LANE_MASK((v4q)prod == 0) & LANE_MASK((v4q)dz == 0);
                 s = (v4d)((v4q)s | (LANE_MASK(s == 0) & ~pos0 & 0x8000000000000000ull));
@@ -90,7 +89,7 @@ FPE_INLINE void arith_lanes(fpe_format_id f, int op, int mode, const lane_env *l
         }
         default: /* add, and sub with b negated */
             s = dx + dy;
-            if (f == FPE_FMT_BF16) decline |= ~lane_sticky_ok(dx, dy, s, low);
+            if (f == FPE_FMT_BF16) s = lane_sum_odd(dx, dy, s);
             if (mode == FPE_RD) {
                 const v4q pos0 = LANE_MASK(x == 0) & LANE_MASK(y == 0);
                 s = (v4d)((v4q)s | (LANE_MASK(s == 0) & ~pos0 & 0x8000000000000000ull));
