@@ -85,8 +85,8 @@ FPE_INLINE uint32_t sum_odd_f32(float w, float d, uint32_t *left)
 FPE_INLINE void model_chunk(int kind, const ak_opt_scalars *s, const ak_param *p, size_t start,
                             size_t len, ak_update_acc *acc)
 {
-    float gbuf[AK_UPDATE_CHUNK], w[AK_UPDATE_CHUNK], delta[AK_UPDATE_CHUNK];
-    uint32_t odd[AK_UPDATE_CHUNK], left[AK_UPDATE_CHUNK];
+    float gbuf[AK_UPDATE_CHUNK], w[AK_UPDATE_CHUNK], delta[AK_UPDATE_CHUNK], odd[AK_UPDATE_CHUNK];
+    uint32_t left[AK_UPDATE_CHUNK];
     const float *g = grad_chunk(p, start, len, gbuf);
     const fpe_format_id f = (fpe_format_id)p->model.dtype;
     uint16_t *model = (uint16_t *)p->model.data + start;
@@ -95,11 +95,11 @@ FPE_INLINE void model_chunk(int kind, const ak_opt_scalars *s, const ak_param *p
         delta[i] = ak_canonical_nan(ak_opt_delta_k(kind, s, p, start + i, w[i], g[i]));
     uint32_t any_left = 0;
     for (size_t i = 0; i < len; i++) {
-        odd[i] = sum_odd_f32(w[i], delta[i], &left[i]);
+        odd[i] = ak_f32_from_bits(sum_odd_f32(w[i], delta[i], &left[i]));
         any_left |= left[i];
     }
     fpe_env env = ak_elem_env(s->mode, s->seed, s->stream, s->index + start);
-    (void)fpe_chop_f32_to_u16(&env, f, (const float *)odd, model, len, NULL);
+    (void)fpe_chop_f32_to_u16(&env, f, odd, model, len, NULL);
     for (size_t i = 0; any_left && i < len; i++) {
         if (!left[i]) continue;
         fpe_env e = ak_elem_env(s->mode, s->seed, s->stream, s->index + start + i);
