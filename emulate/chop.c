@@ -5,6 +5,7 @@
  * how a caller splits an array. */
 #include <string.h>
 
+#include "chop_hw.h"
 #include "fpe_ops.h"
 #include "vector.h"
 
@@ -87,13 +88,8 @@ static float f32_from_bits(uint32_t u)
  * general path) and, under FTZ, inputs whose result is tiny; a second loop
  * sends the marked elements through the general conversion with their own
  * random index. */
-#define CHOP_BLOCK 1024
-
-/* What a block's vector loop found: flags and counts of the elements it kept. */
-typedef struct chop_tally {
-    uint32_t flags, rare, flushed, subnormal, overflowed, inexact;
-    uint32_t boundary; /* fp16: some inexact 2^-15 <= |x| < 2^-14 whose tininess was left open */
-} chop_tally;
+#define CHOP_BLOCK    1024
+#define CHOP_HW_BLOCK 4096
 
 /* Eight lanes of 32 bits (GCC vector extensions: AVX2 registers in the avx2
  * clone, pairs of SSE2 registers in the default one).  Comparisons give
@@ -402,15 +398,26 @@ static bool chop_declined(const fpe_env *env, int fmt, uint32_t x)
     return a != 0 && (ef == 0 || (env->ftz && ef < lo));
 }
 
+static void chop_block_finish(fpe_env *env, int fmt, const float *in, uint16_t *out, float *fout,
+                              size_t n, fpe_chop_counts *c, chop_tally *tp);
+
 /* One block of float -> 16-bit patterns; element i has index base + i.
  * *try_easy: whether to try chop_block_easy first (set when it sufficed: it
  * left no element, or so few that the general path for each is cheaper than
- * the full loop for the block).
+ * the full loop for the block).  hw: fpe_chop_hw_applies, inside
+ * fpe_chop_hw_begin/end.
  * With fout (which must not be in) the results are widened into fout; out
  * is then scratch. */
-static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t *out, float *fout,
-                               size_t n, fpe_chop_counts *c, bool want_counts, bool *try_easy)
+static void chop_block_f32_u16(fpe_env *env, int fmt, bool hw, const float *in, uint16_t *out,
+                               float *fout, size_t n, fpe_chop_counts *c, bool want_counts,
+                               bool *try_easy)
 {
+    if (hw) { /* the host's instruction rounds as we do (fpe_chop_hw_applies) */
+        chop_tally t;
+        fpe_chop_hw_block(env, want_counts, try_easy, in, out, fout, n, &t);
+        chop_block_finish(env, fmt, in, out, NULL, n, c, &t);
+        return;
+    }
     uint32_t words[CHOP_BLOCK + 8];
     const uint64_t base = env->sr_index;
     const uint32_t *rnd = words + (base & 3);
@@ -460,6 +467,17 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t 
         memcpy(out + whole, pad_out, (n - whole) * sizeof *out);
         add_tally(&t, &tail);
     }
+    chop_block_finish(env, fmt, in, out, fout, n, c, &t);
+}
+
+/* After a block's vector loop (tally t): the boundary elements' tininess, the flags and counts,
+ * the declined elements through the general path, the random index past the block and, with
+ * fout, the results widened. */
+static void chop_block_finish(fpe_env *env, int fmt, const float *in, uint16_t *out, float *fout,
+                              size_t n, fpe_chop_counts *c, chop_tally *tp)
+{
+    chop_tally t = *tp;
+    const uint64_t base = env->sr_index;
     /* Tininess after rounding of the boundary elements (fp16, just below
      * 2^-14): the scalar conversion decides whether one of them underflows. */
     if (t.boundary && !(t.flags & FPE_FLAG_UNDERFLOW)) {
@@ -491,15 +509,30 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, const float *in, uint16_t 
     if (fout) widen_block(fmt, env->nan == FPE_NAN_X86, out, fout, n);
 }
 
-static void chop_f32_u16_blocks(fpe_env *env, int fmt, const float *in, uint16_t *out, size_t n,
-                                fpe_chop_counts *c, bool want_counts)
+/* The blocks of in[0..n): 16-bit patterns into out or, when out is NULL, widened into fout
+ * (which may be in: then through a block of scratch). */
+static void chop_blocks(fpe_env *env, int fmt, const float *in, uint16_t *out, float *fout,
+                        size_t n, fpe_chop_counts *c, bool want_counts)
 {
+    const bool hw = fpe_chop_hw_applies(env, fmt);
+    const unsigned csr = hw ? fpe_chop_hw_begin(env) : 0;
+    /* the hardware path's blocks are longer: its loops' work per element is small */
+    const size_t block = hw ? CHOP_HW_BLOCK : CHOP_BLOCK;
     bool try_easy = true;
-    for (size_t i = 0, b = 0; i < n; i += CHOP_BLOCK, b++) {
-        const size_t m = n - i < CHOP_BLOCK ? n - i : CHOP_BLOCK;
+    for (size_t i = 0, b = 0; i < n; i += block, b++) {
+        const size_t m = n - i < block ? n - i : block;
+        uint16_t r[CHOP_HW_BLOCK];
         if (b % 8 == 0) try_easy = true; /* every few blocks, in case the data changed */
-        chop_block_f32_u16(env, fmt, in + i, out + i, NULL, m, c, want_counts, &try_easy);
+        if (out) {
+            chop_block_f32_u16(env, fmt, hw, in + i, out + i, NULL, m, c, want_counts, &try_easy);
+        } else if (fout != in) { /* the loops may write the floats themselves */
+            chop_block_f32_u16(env, fmt, hw, in + i, r, fout + i, m, c, want_counts, &try_easy);
+        } else {
+            chop_block_f32_u16(env, fmt, hw, in + i, r, NULL, m, c, want_counts, &try_easy);
+            widen_block(fmt, env->nan == FPE_NAN_X86, r, fout + i, m);
+        }
     }
+    if (hw) fpe_chop_hw_end(csr);
 }
 
 int fpe_chop_f32(fpe_env *env, fpe_format_id fmt, const float *in, float *out, size_t n,
@@ -514,18 +547,7 @@ int fpe_chop_f32(fpe_env *env, fpe_format_id fmt, const float *in, float *out, s
             env->sr_index++;
         }
     } else {
-        bool try_easy = true;
-        for (size_t i = 0, b = 0; i < n; i += CHOP_BLOCK, b++) {
-            const size_t m = n - i < CHOP_BLOCK ? n - i : CHOP_BLOCK;
-            uint16_t r[CHOP_BLOCK];
-            if (b % 8 == 0) try_easy = true;
-            if (out != in) { /* the easy loop may write the floats itself */
-                chop_block_f32_u16(env, fmt, in + i, r, out + i, m, &c, counts != NULL, &try_easy);
-            } else {
-                chop_block_f32_u16(env, fmt, in + i, r, NULL, m, &c, counts != NULL, &try_easy);
-                widen_block(fmt, env->nan == FPE_NAN_X86, r, out + i, m);
-            }
-        }
+        chop_blocks(env, fmt, in, NULL, out, n, &c, counts != NULL);
     }
     add_counts(counts, &c);
     return FPE_OK;
@@ -552,7 +574,7 @@ int fpe_chop_f32_to_u16(fpe_env *env, fpe_format_id fmt, const float *in, uint16
 {
     if (bad_args(env, fmt, in, out, n) || fmt == FPE_FMT_F32) return FPE_EINVAL;
     fpe_chop_counts c = {0, 0, 0, 0};
-    chop_f32_u16_blocks(env, fmt, in, out, n, &c, counts != NULL);
+    chop_blocks(env, fmt, in, out, NULL, n, &c, counts != NULL);
     add_counts(counts, &c);
     return FPE_OK;
 }

@@ -201,7 +201,12 @@ uint16_t fpe_bf16_to_f16(fpe_env *env, uint16_t a);
 /* ---- array rounding ("chop") --------------------------------------------
  * Round each element to format fmt in env->round.  Element i of a call uses
  * random index env->sr_index + i; env->sr_index advances by n, so a result
- * depends on (seed, stream, index) alone, not on how the array is split. */
+ * depends on (seed, stream, index) alone, not on how the array is split.
+ * On x86-64 with F16C, f32 -> fp16 in the four IEEE modes (no FTZ/DAZ) runs on
+ * the host's vcvtps2ph, which gives the same bits, flags and counts (tested
+ * over every input); the host's floating-point environment (MXCSR) is set for
+ * the call and restored.  AMPSCOPE_EMU_PORTABLE=1 in the environment keeps the
+ * portable code. */
 typedef struct fpe_chop_counts {
     uint64_t flushed;    /* nonzero finite inputs whose result is zero */
     uint64_t subnormal;  /* results that are subnormal (nonzero) in fmt */

@@ -2,10 +2,18 @@
  * marks a function that must be inlined into its caller and, under nvcc,
  * run on both host and device, so the cpu loops and the CUDA kernels round
  * with the same code; FPE_NOINLINE keeps a rarely taken general path out of
- * line.  Included by philox.h, fpe_internal.h and, through them, by every
+ * line (FPE_HIDDEN below).  Included by philox.h, fpe_internal.h and, through them, by every
  * inline header above emulate/ (kernels/elem/, kernels/loss_scale.h). */
 #ifndef AMPSCOPE_FPE_INLINE_H
 #define AMPSCOPE_FPE_INLINE_H
+
+/* FPE_HIDDEN: a function the library's files share but the shared library does not export
+ * (the exports are exactly fpe.h's names: install_check). */
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define FPE_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define FPE_HIDDEN
+#endif
 
 #if defined(__CUDACC__)
 #define FPE_INLINE   static __forceinline__ __host__ __device__

@@ -11,6 +11,8 @@
  * with fixed seeds), array lengths that are not multiples of the vector width, and each edge
  * value alone (n = 1: its flags exactly).  The expected values come from the scalar path,
  * itself held to MPFR by test_emulate_convert and over all inputs by the exhaustive tests.
+ * Where the library rounds fp16 with the host's vcvtps2ph (chop_hw.h), every check runs on
+ * that path and on the portable loops.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -251,11 +253,45 @@ START_TEST(test_every_result_pattern)
 }
 END_TEST
 
+/* Where the library takes the host's conversion instruction: fp16 in near_even, minMag, min and
+ * max without FTZ or DAZ, on x86-64 with AVX2 and F16C (this test's own check of the CPU), unless
+ * AMPSCOPE_EMU_PORTABLE=1; nowhere else.  So the other tests here hold both paths to the scalar
+ * conversion on such a host; fpe_chop_hw_enable(false) turns the path off. */
+START_TEST(test_hardware_path_where)
+{
+    bool host = false;
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    host = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+#endif
+    const char *portable = getenv("AMPSCOPE_EMU_PORTABLE");
+    if (portable && portable[0] && strcmp(portable, "0") != 0) host = false;
+    printf("hardware path on this host: %s\n", host ? "yes" : "no");
+    for (int fmt = FPE_FMT_F16; fmt <= FPE_FMT_BF16; fmt++)
+        for (int mode = 0; mode < FPE_ROUND_COUNT; mode++)
+            for (int opt = 0; opt < 4; opt++) {
+                fpe_env env = fpe_env_default();
+                env.round = (uint8_t)mode;
+                env.daz = (uint8_t)(opt & 1);
+                env.ftz = (uint8_t)(opt >> 1);
+                const bool ieee =
+                    mode == FPE_RNE || mode == FPE_RZ || mode == FPE_RD || mode == FPE_RU;
+                const bool want = host && fmt == FPE_FMT_F16 && ieee && opt == 0;
+                ck_assert_int_eq(fpe_chop_hw_applies(&env, fmt), want);
+                const bool was = fpe_chop_hw_enable(false);
+                ck_assert(!fpe_chop_hw_applies(&env, fmt));
+                fpe_chop_hw_enable(was);
+                ck_assert_int_eq(fpe_chop_hw_applies(&env, fmt), want);
+            }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("chop_scalar");
     TCase *tc = tcase_create("chop_scalar");
     tcase_set_timeout(tc, 900);
+    tcase_add_test(tc, test_hardware_path_where);
     tcase_add_loop_test(tc, test_array_against_scalar, 0, 2);
     tcase_add_loop_test(tc, test_edges_alone, 0, 2);
     tcase_add_loop_test(tc, test_stochastic_seeds, 0, 2);

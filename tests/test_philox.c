@@ -1,16 +1,19 @@
 /* test_philox.c: Philox4x32-10 against Random123's published known answers,
- * and fpe_random_bits' mapping of (seed, stream, index) onto it.
+ * fpe_random_bits' mapping of (seed, stream, index) onto it, and the runs of words the array
+ * paths draw (fpe_random_words).
  *
  * The vectors are the three "philox4x32 10" lines of Random123's
  * examples/kat_vectors: counter (4 words), key (2 words), expected output.
  */
 #include <check.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "fpe.h"
 #include "philox.h"
+#include "vector.h" /* fpe_random_words */
 #include "check_main.h"
 
 typedef struct kat {
@@ -119,6 +122,52 @@ START_TEST(test_random_bits_balance)
 }
 END_TEST
 
+/* The words of a run of indices (fpe_random_words, eight blocks a vector with AVX2 and the
+ * last few one at a time) are fpe_random_bits' words index by index: runs starting at every
+ * offset within a block, lengths from 1 to several vector groups, counters whose low word wraps
+ * inside a run (the carry into the high word), several seeds and streams.  And with seed 0,
+ * stream 0 and base 0 the first four words of a long run are the first known answer. */
+START_TEST(test_random_words_runs)
+{
+    static uint32_t words[4096 + 8];
+    static const uint64_t seeds[] = {0, 1, UINT64_C(0x299f31d0a4093822), UINT64_MAX};
+    static const uint64_t bases[] = {0,
+                                     1,
+                                     2,
+                                     3,
+                                     1000,
+                                     (UINT64_C(0xFFFFFFFF) << 2) - 37,
+                                     (UINT64_C(0x1FFFFFFFF) << 2) - 130,
+                                     UINT64_MAX - 5000};
+    static const size_t lengths[] = {1, 2, 5, 31, 32, 33, 63, 64, 65, 127, 128, 129, 500, 4096};
+    uint64_t bad = 0, checked = 0;
+    for (size_t si = 0; si < sizeof seeds / sizeof seeds[0]; si++)
+        for (uint32_t stream = 0; stream < 3; stream++)
+            for (size_t bi = 0; bi < sizeof bases / sizeof bases[0]; bi++)
+                for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
+                    fpe_env env = fpe_env_default();
+                    env.sr_seed = seeds[si];
+                    env.sr_stream = stream * 0x9E3779B9u;
+                    const uint64_t base = bases[bi];
+                    const size_t n = lengths[li];
+                    fpe_random_words(&env, base, n, words);
+                    const uint32_t *w = words + (base & 3);
+                    for (size_t i = 0; i < n; i++, checked++)
+                        if (w[i] != fpe_random_bits(env.sr_seed, env.sr_stream, base + i) &&
+                            bad++ < 5)
+                            printf("MISMATCH seed %016" PRIx64 " stream %08x base %" PRIu64
+                                   " n %zu: word %zu\n",
+                                   env.sr_seed, env.sr_stream, base, n, i);
+                }
+    printf("fpe_random_words: %" PRIu64 " words, %" PRIu64 " mismatches\n", checked, bad);
+    ck_assert_uint_eq(bad, 0);
+    fpe_env zero = fpe_env_default();
+    fpe_random_words(&zero, 0, 64, words);
+    for (int k = 0; k < 4; k++)
+        ck_assert_uint_eq(words[k], kats[0].out[k]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("philox");
@@ -127,6 +176,7 @@ int main(void)
     tcase_add_test(tc, test_random_bits_zero_vector);
     tcase_add_test(tc, test_random_bits_mapping);
     tcase_add_test(tc, test_random_bits_balance);
+    tcase_add_test(tc, test_random_words_runs);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return ts_run_suite(s);
