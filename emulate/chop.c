@@ -297,17 +297,46 @@ static void add_tally(chop_tally *t, const chop_tally *u)
         hard[i] = (uint8_t)!easy;                                                                  \
     }
 
+/* bf16's easy-element loop: every input but a binary32 subnormal.  A bf16 result has the
+ * input's exponent range, so the biased truncation is the rounding for every finite input,
+ * an overflow included (it carries to 0x7F80, infinity, exactly where the mode overflows to
+ * infinity; minMag and odd truncate to 0x7F7F, their overflow result), and an infinity stays
+ * itself; a NaN takes its quieted or canonical pattern and raises invalid when signaling. */
+#define CHOP_EASY_LOOP_BF16(BIAS, ODD, STORE)                                                      \
+    for (size_t i = 0; i < n; i++) {                                                               \
+        uint32_t u;                                                                                \
+        memcpy(&u, &in[i], sizeof u);                                                              \
+        const uint32_t sign = u >> 31;                                                             \
+        const uint32_t ef = (u >> 23) & 0xFF;                                                      \
+        const uint32_t h = u & 0x7FFFFFFFu;                                                        \
+        const uint32_t rem = h & 0xFFFF;                                                           \
+        (void)sign;                                                                                \
+        const uint32_t r = ((h + (BIAS)) >> 16) | ((ODD) & (rem != 0));                            \
+        const uint32_t nan = h > 0x7F800000u;                                                      \
+        const uint32_t nan_bits =                                                                  \
+            nan_x86 ? (sign << 15) | 0x7FC0u | ((h & 0x7FFFFF) >> 16) : 0x7FFFu;                   \
+        const uint32_t easy = ef != 0 || h == 0;                                                   \
+        STORE(i, nan ? nan_bits : (sign << 15) | r);                                               \
+        inexact += (rem != 0) & easy & !nan;                                                       \
+        over += (r == 0x7F80) & (ef != 0xFF);                                                      \
+        invalid |= nan & !(h & 0x400000);                                                          \
+        nhard += !easy;                                                                            \
+        hard[i] = (uint8_t)!easy;                                                                  \
+    }
+
 /* The first try at a block, cheaper than the full vector loop: rounds the
  * elements whose input is zero or normal with a normal, non-overflowing
- * result (nothing to count but inexact) and marks (hard[i] = 1) and counts
- * the others.  Returns the
- * number of inexact elements; when *hard_count is not zero the block goes
- * through chop_block_vector.  With fout (not in) the results go there,
- * widened to floats, instead of out. */
-FPE_VECTOR static size_t chop_block_easy(int fmt, int mode, const float *restrict in,
-                                         uint16_t *restrict out, float *restrict fout,
-                                         uint8_t *restrict hard, const uint32_t *restrict rnd,
-                                         size_t n, size_t *hard_count)
+ * result (nothing to count but inexact) and, for bf16, also the overflowing
+ * ones, infinities and NaNs (CHOP_EASY_LOOP_BF16, when `specials`), and marks (hard[i] = 1)
+ * and counts the others.  Returns the number of inexact elements, the
+ * overflowed ones in *overflowed and the flags in *flags; when *hard_count is
+ * not zero the block goes through chop_block_vector.  With fout (not in) the
+ * results go there, widened to floats, instead of out. */
+FPE_VECTOR static size_t chop_block_easy(int fmt, int mode, bool specials, uint32_t nan_x86,
+                                         const float *restrict in, uint16_t *restrict out,
+                                         float *restrict fout, uint8_t *restrict hard,
+                                         const uint32_t *restrict rnd, size_t n, size_t *hard_count,
+                                         size_t *overflowed, uint8_t *flags)
 {
     /* f32 exponent fields whose results are normal and cannot overflow:
      * fp16 2^-14 <= |x| < 2^15, bf16 2^-126 <= |x| < 2^127 */
@@ -315,9 +344,9 @@ FPE_VECTOR static size_t chop_block_easy(int fmt, int mode, const float *restric
     const uint32_t rebias = fmt == FPE_FMT_F16 ? (uint32_t)(127 - 15) << 23 : 0;
     const int shift = fmt == FPE_FMT_F16 ? 13 : 16;
     const uint32_t ulp_m1 = ((uint32_t)1 << shift) - 1, half = (uint32_t)1 << (shift - 1);
-    uint32_t inexact = 0, nhard = 0;
+    uint32_t inexact = 0, nhard = 0, over = 0, invalid = 0;
 #define STORE_U16(i, res) out[i] = (uint16_t)(res)
-/* the result widened (normal or zero when the block succeeds) */
+/* the result widened (fp16: normal or zero when the block succeeds; bf16: any pattern) */
 #define STORE_F32(i, res)                                                                          \
     do {                                                                                           \
         const uint32_t res_ = (res), mag_ = res_ & 0x7FFF;                                         \
@@ -327,26 +356,35 @@ FPE_VECTOR static size_t chop_block_easy(int fmt, int mode, const float *restric
                 : ((res_ & 0x8000) << 16) | ((mag_ << 13) + ((0u - (mag_ != 0)) & (112u << 23)));  \
         memcpy(&fout[i], &w_, sizeof w_);                                                          \
     } while (0)
-#define CHOP_EASY_MODES(STORE)                                                                     \
+#define CHOP_EASY_MODES(LOOP, STORE)                                                               \
     switch (mode) {                                                                                \
-    case FPE_RNE: CHOP_EASY_LOOP(half - 1 + ((h >> shift) & 1), 0, STORE) break;                   \
-    case FPE_RNA: CHOP_EASY_LOOP(half, 0, STORE) break;                                            \
-    case FPE_RD: CHOP_EASY_LOOP((0u - sign) & ulp_m1, 0, STORE) break;                             \
-    case FPE_RU: CHOP_EASY_LOOP((sign - 1u) & ulp_m1, 0, STORE) break;                             \
-    case FPE_RO: CHOP_EASY_LOOP(0, 1u, STORE) break;                                               \
-    case FPE_SR_PROP: CHOP_EASY_LOOP(ulp_m1 - (rnd[i] >> (32 - shift)), 0, STORE) break;           \
-    case FPE_SR_EQUAL: CHOP_EASY_LOOP((0u - (rnd[i] >> 31)) & ulp_m1, 0, STORE) break;             \
-    default: CHOP_EASY_LOOP(0, 0, STORE) break; /* RZ */                                           \
+    case FPE_RNE: LOOP(half - 1 + ((h >> shift) & 1), 0, STORE) break;                             \
+    case FPE_RNA: LOOP(half, 0, STORE) break;                                                      \
+    case FPE_RD: LOOP((0u - sign) & ulp_m1, 0, STORE) break;                                       \
+    case FPE_RU: LOOP((sign - 1u) & ulp_m1, 0, STORE) break;                                       \
+    case FPE_RO: LOOP(0, 1u, STORE) break;                                                         \
+    case FPE_SR_PROP: LOOP(ulp_m1 - (rnd[i] >> (32 - shift)), 0, STORE) break;                     \
+    case FPE_SR_EQUAL: LOOP((0u - (rnd[i] >> 31)) & ulp_m1, 0, STORE) break;                       \
+    default: LOOP(0, 0, STORE) break; /* RZ */                                                     \
     }
-    if (fout) {
-        CHOP_EASY_MODES(STORE_F32)
+    if (fmt == FPE_FMT_BF16 && specials) {
+        if (fout) {
+            CHOP_EASY_MODES(CHOP_EASY_LOOP_BF16, STORE_F32)
+        } else {
+            CHOP_EASY_MODES(CHOP_EASY_LOOP_BF16, STORE_U16)
+        }
+    } else if (fout) {
+        CHOP_EASY_MODES(CHOP_EASY_LOOP, STORE_F32)
     } else {
-        CHOP_EASY_MODES(STORE_U16)
+        CHOP_EASY_MODES(CHOP_EASY_LOOP, STORE_U16)
     }
 #undef CHOP_EASY_MODES
 #undef STORE_F32
 #undef STORE_U16
     *hard_count = nhard;
+    *overflowed = over;
+    *flags = (uint8_t)((inexact || over ? FPE_FLAG_INEXACT : 0) | (over ? FPE_FLAG_OVERFLOW : 0) |
+                       (invalid ? FPE_FLAG_INVALID : 0));
     return inexact;
 }
 
@@ -404,13 +442,15 @@ static void chop_block_finish(fpe_env *env, int fmt, const float *in, uint16_t *
 /* One block of float -> 16-bit patterns; element i has index base + i.
  * *try_easy: whether to try chop_block_easy first (set when it sufficed: it
  * left no element, or so few that the general path for each is cheaper than
- * the full loop for the block).  hw: fpe_chop_hw_applies, inside
- * fpe_chop_hw_begin/end.
+ * the full loop for the block).  *specials (bf16): whether the easy try
+ * takes the overflowing, infinite and NaN elements too (set after a block in
+ * which the plain loop left elements: the wider loop is slower on normal
+ * data).  hw: fpe_chop_hw_applies, inside fpe_chop_hw_begin/end.
  * With fout (which must not be in) the results are widened into fout; out
  * is then scratch. */
 static void chop_block_f32_u16(fpe_env *env, int fmt, bool hw, const float *in, uint16_t *out,
                                float *fout, size_t n, fpe_chop_counts *c, bool want_counts,
-                               bool *try_easy)
+                               bool *try_easy, bool *specials)
 {
     if (hw) { /* the host's instruction rounds as we do (fpe_chop_hw_applies) */
         chop_tally t;
@@ -423,13 +463,16 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, bool hw, const float *in, 
     const uint32_t *rnd = words + (base & 3);
     if (env->round >= FPE_SR_PROP) fpe_random_words(env, base, n, words);
     if (*try_easy) {
-        size_t hard;
-        uint8_t marks[CHOP_BLOCK + 8];
-        const size_t inexact =
-            chop_block_easy(fmt, env->round, in, out, fout, marks, rnd, n, &hard);
+        size_t hard, over;
+        uint8_t marks[CHOP_BLOCK + 8], easy_flags;
+        const bool wide = fmt == FPE_FMT_BF16 && *specials;
+        const size_t inexact = chop_block_easy(fmt, env->round, wide, env->nan == FPE_NAN_X86, in,
+                                               out, fout, marks, rnd, n, &hard, &over, &easy_flags);
+        if (hard && fmt == FPE_FMT_BF16) *specials = true;
         if (hard * 16 <= n) { /* none or a few left: the general path for each */
             c->inexact += inexact;
-            if (inexact) env->flags |= FPE_FLAG_INEXACT;
+            c->overflowed += over;
+            env->flags |= easy_flags;
             memset(marks + n, 0, 8);
             for (size_t i = 0; hard > 0 && i < n; i++) {
                 uint64_t eight; /* skip eight unmarked elements at a time */
@@ -518,17 +561,21 @@ static void chop_blocks(fpe_env *env, int fmt, const float *in, uint16_t *out, f
     const unsigned csr = hw ? fpe_chop_hw_begin(env) : 0;
     /* the hardware path's blocks are longer: its loops' work per element is small */
     const size_t block = hw ? CHOP_HW_BLOCK : CHOP_BLOCK;
-    bool try_easy = true;
+    bool try_easy = true, specials = false;
     for (size_t i = 0, b = 0; i < n; i += block, b++) {
         const size_t m = n - i < block ? n - i : block;
         uint16_t r[CHOP_HW_BLOCK];
-        if (b % 8 == 0) try_easy = true; /* every few blocks, in case the data changed */
+        if (b % 8 == 0) /* every few blocks, in case the data changed */
+            try_easy = true, specials = false;
         if (out) {
-            chop_block_f32_u16(env, fmt, hw, in + i, out + i, NULL, m, c, want_counts, &try_easy);
+            chop_block_f32_u16(env, fmt, hw, in + i, out + i, NULL, m, c, want_counts, &try_easy,
+                               &specials);
         } else if (fout != in) { /* the loops may write the floats themselves */
-            chop_block_f32_u16(env, fmt, hw, in + i, r, fout + i, m, c, want_counts, &try_easy);
+            chop_block_f32_u16(env, fmt, hw, in + i, r, fout + i, m, c, want_counts, &try_easy,
+                               &specials);
         } else {
-            chop_block_f32_u16(env, fmt, hw, in + i, r, NULL, m, c, want_counts, &try_easy);
+            chop_block_f32_u16(env, fmt, hw, in + i, r, NULL, m, c, want_counts, &try_easy,
+                               &specials);
             widen_block(fmt, env->nan == FPE_NAN_X86, r, fout + i, m);
         }
     }

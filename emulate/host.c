@@ -1,18 +1,34 @@
-/* host.c: the host CPU's features for the array paths (host.h). */
+/* host.c: the host CPU's features for the array paths (host.h), from CPUID (GCC's and clang's
+ * <cpuid.h>) and, for the AVX state, XGETBV: the OS must save the YMM registers. */
 #include "host.h"
 
 #include <stdatomic.h>
 
 #if defined(__x86_64__) && defined(__GNUC__) /* and clang */
+#include <cpuid.h>
+
 /* bit 0: known; bit 1: AVX2; bit 2: F16C */
 static atomic_int features;
+
+static int read_features(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 1;
+    const bool f16c = (c & bit_F16C) != 0;
+    if (!(c & bit_AVX) || !(c & bit_OSXSAVE)) return 1;
+    unsigned xcr0, xcr0_hi;
+    __asm__("xgetbv" : "=a"(xcr0), "=d"(xcr0_hi) : "c"(0));
+    (void)xcr0_hi;
+    if ((xcr0 & 6) != 6) return 1; /* the XMM and YMM state */
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_AVX2)) return 1;
+    return 1 | 2 | (f16c ? 4 : 0);
+}
 
 static int host_features(void)
 {
     int v = atomic_load_explicit(&features, memory_order_relaxed);
     if (!v) {
-        __builtin_cpu_init();
-        v = 1 | (__builtin_cpu_supports("avx2") ? 2 : 0) | (__builtin_cpu_supports("f16c") ? 4 : 0);
+        v = read_features();
         atomic_store_explicit(&features, v, memory_order_relaxed);
     }
     return v;

@@ -12,7 +12,8 @@
  * compared exactly.  In near_even fpe_chop_f32's floats are
  * compared with the widened results too.  Where the library rounds fp16 with the host's
  * vcvtps2ph (chop_hw.h: near_even, minMag, min, max), each check runs on that path and on the
- * portable loops.  Prints the count and the mismatches; exits 1 on any.
+ * portable loops; for bf16 each array is also chopped behind a primer block, so that it goes
+ * through the easy loop's wider form.  Prints the count and the mismatches; exits 1 on any.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -63,8 +64,15 @@ int main(int argc, char **argv)
         envs[k].nan = k == 4 ? FPE_NAN_CANONICAL : FPE_NAN_X86;
         envs[k].sr_index = 12345;
     }
-    static float in[CHUNK], fout[CHUNK], alone[CHUNK];
-    static uint16_t out[CHUNK];
+    /* bf16: each chunk also behind a primer block (1.0 but one NaN), so that the call's later
+     * blocks take the easy loop's wider form (overflow, infinities, NaNs: chop.c) */
+    enum { PRIME = 1024 };
+    static float in[CHUNK], fout[PRIME + CHUNK], alone[CHUNK], primed[PRIME + CHUNK];
+    static uint16_t out[PRIME + CHUNK];
+    for (int j = 0; j < PRIME; j++)
+        primed[j] = 1.0f;
+    const uint32_t qnan = 0x7FC00000u;
+    memcpy(&primed[0], &qnan, sizeof qnan);
     const uint64_t span = ((uint64_t)1 << 32) / sn, first = span * si;
     uint64_t checked = 0, alone_checked = 0, bad = 0;
     const clock_t t0 = clock();
@@ -79,6 +87,11 @@ int main(int argc, char **argv)
             if (k < ARRAY_SETTINGS) {
                 bad += cvs_check(&envs[k], fmt, in, CHUNK, true, k == 0, out, fout);
                 checked += CHUNK * (uint64_t)cvs_paths(&envs[k], fmt); /* per path */
+                if (fmt == FPE_FMT_BF16) {
+                    memcpy(primed + PRIME, in, sizeof in);
+                    bad += cvs_check(&envs[k], fmt, primed, PRIME + CHUNK, true, k == 0, out, fout);
+                    checked += CHUNK;
+                }
             }
             if (na) {
                 bad += cvs_check_each(&envs[k], fmt, alone, na);
