@@ -30,9 +30,10 @@
  *         rounding reads (kept bits, ties, binades, the tininess and overflow thresholds, the
  *         32 stochastic bits: at most 43 bits down) is such a value, and both are inexact at
  *         every level (Boldo and Melquiond, IEEE TC 2008).
- * Declined elements (NaN or infinite operands, division by zero, square roots of negative
- * numbers, stoch_prop roots that rule cannot keep, and the fp16/bf16 results whose tininess after
- * rounding needs a second rounding) are marked for the scalar operation.  The hardware must round
+ * The square root of a finite negative number (not -0) is the invalid operation's default NaN
+ * (array_ops.c).  Declined elements (NaN or infinite operands, division by zero, stoch_prop
+ * roots that rule cannot keep, and the fp16/bf16 results whose tininess after rounding needs a
+ * second rounding) are marked for the scalar operation.  The hardware must round
  * to nearest (array_ops.c checks fegetround); every binary64 value here is normal or zero, so the
  * MXCSR's flush-to-zero and denormals-are-zero bits change nothing. */
 #ifndef AMPSCOPE_EMULATE_ARRAY_LANES_H

@@ -24,13 +24,14 @@
 /* What a block's vector loop found in the elements it kept. */
 typedef struct array_tally {
     uint32_t flags;
-    uint64_t declined, inexact, flushed, subnormal, overflowed;
+    uint64_t declined, inexact, flushed, subnormal, overflowed, nan;
 } array_tally;
 
 /* The settings a vector loop reads besides the mode, as lane masks. */
 typedef struct lane_env {
     v4q ftz, after, daz;
-    uint16_t negate_b; /* 0x8000 for sub: b's sign flipped */
+    uint16_t negate_b;    /* 0x8000 for sub: b's sign flipped */
+    uint16_t default_nan; /* the invalid operation's result (fpe_default_nan) */
 } lane_env;
 
 /* The vector loop for one operation, format and mode (constants after inlining), n a multiple
@@ -45,8 +46,9 @@ FPE_INLINE void arith_lanes(fpe_format_id f, int op, int mode, const lane_env *l
     const uint32_t fmin = (uint32_t)1 << fb;
     /* bits of s below level p + 32 (array_lanes.h) */
     const uint64_t low = ((uint64_t)1 << (53 - fk_p(f) - 32)) - 1;
-    v4q flags_ix = zero, flags_uf = zero, flags_ov = zero;
+    v4q flags_ix = zero, flags_uf = zero, flags_ov = zero, flags_inv = zero;
     v4q n_declined = zero, n_inexact = zero, n_flushed = zero, n_sub = zero, n_over = zero;
+    v4q n_nan = zero;
     for (size_t i = 0; i < n; i += ARRAY_LANES) {
         v4q x = lane_load16(a + i), y = zero, z = zero;
         if (op != FPE_ARITH_SQRT) y = lane_load16(b + i) ^ le->negate_b;
@@ -61,6 +63,7 @@ FPE_INLINE void arith_lanes(fpe_format_id f, int op, int mode, const lane_env *l
         const v4d dx = (v4d)lane_to_f64(f, x), dy = (v4d)lane_to_f64(f, y);
         const v4d dz = (v4d)lane_to_f64(f, z);
         v4d s;
+        v4q invalid = zero; /* the square roots of negative numbers: the default NaN */
         switch (op) {
         case FPE_ARITH_MUL: s = dx * dy; break;
         case FPE_ARITH_DIV: {
@@ -70,12 +73,12 @@ FPE_INLINE void arith_lanes(fpe_format_id f, int op, int mode, const lane_env *l
             break;
         }
         case FPE_ARITH_SQRT: {
-            decline |= LANE_MASK(x > 0x8000); /* negative, not -0 */
+            invalid = LANE_MASK(x > 0x8000) & ~decline; /* finite, negative, not -0 */
             const v4d pos = (v4d)((v4q)dx & 0x7FFFFFFFFFFFFFFFull);
             for (int k = 0; k < ARRAY_LANES; k++)
                 s[k] = __builtin_sqrt(pos[k]);
             s = (v4d)((v4q)s | ((v4q)dx & 0x8000000000000000ull)); /* sqrt(-0) = -0 */
-            if (mode == FPE_SR_PROP) decline |= LANE_MASK(((v4q)s & low) == 0);
+            if (mode == FPE_SR_PROP) decline |= LANE_MASK(((v4q)s & low) == 0) & ~invalid;
             break;
         }
         case FPE_ARITH_FMA: {
@@ -98,8 +101,12 @@ FPE_INLINE void arith_lanes(fpe_format_id f, int op, int mode, const lane_env *l
         }
         const v4q r32 = mode >= FPE_SR_PROP ? lane_load32(rnd + i) : zero;
         lane_flags fl;
-        const v4q r = lane_round(f, mode, le->ftz, le->after, (v4q)s, r32, &fl, &decline);
-        const v4q keep = ~decline, mag = r & 0x7FFF;
+        /* (a root is never tiny: lane_round declines no `invalid` lane) */
+        v4q r = lane_round(f, mode, le->ftz, le->after, (v4q)s, r32, &fl, &decline);
+        r = lane_sel(invalid, zero + le->default_nan, r);
+        const v4q keep = ~decline & ~invalid, mag = r & 0x7FFF;
+        flags_inv |= invalid;
+        n_nan -= invalid;
         flags_ix |= fl.inexact & keep;
         flags_uf |= fl.underflow & keep;
         flags_ov |= fl.overflow & keep;
@@ -113,9 +120,11 @@ FPE_INLINE void arith_lanes(fpe_format_id f, int op, int mode, const lane_env *l
         const v4b m8 = __builtin_convertvector(decline & 1, v4b);
         memcpy(marks + i, &m8, sizeof m8);
     }
-    bool ix = false, uf = false, ov = false;
-    t->declined = t->inexact = t->flushed = t->subnormal = t->overflowed = 0;
+    bool ix = false, uf = false, ov = false, inv = false;
+    t->declined = t->inexact = t->flushed = t->subnormal = t->overflowed = t->nan = 0;
     for (int k = 0; k < ARRAY_LANES; k++) {
+        inv |= flags_inv[k] != 0;
+        t->nan += n_nan[k];
         ix |= flags_ix[k] != 0;
         uf |= flags_uf[k] != 0;
         ov |= flags_ov[k] != 0;
@@ -125,8 +134,8 @@ FPE_INLINE void arith_lanes(fpe_format_id f, int op, int mode, const lane_env *l
         t->subnormal += n_sub[k];
         t->overflowed += n_over[k];
     }
-    t->flags =
-        (ix ? FPE_FLAG_INEXACT : 0) | (uf ? FPE_FLAG_UNDERFLOW : 0) | (ov ? FPE_FLAG_OVERFLOW : 0);
+    t->flags = (ix ? FPE_FLAG_INEXACT : 0) | (uf ? FPE_FLAG_UNDERFLOW : 0) |
+               (ov ? FPE_FLAG_OVERFLOW : 0) | (inv ? FPE_FLAG_INVALID : 0);
 }
 
 /* One block through the vector loop: the operation and format picked here, the mode made a
@@ -139,7 +148,8 @@ FPE_VECTOR static void arith_block_vector(int fmt, int op, const fpe_env *env, c
     const v4q zero = {0};
     const lane_env le = {zero - (uint64_t)(env->ftz != 0),
                          zero - (uint64_t)(env->tininess == FPE_TININESS_AFTER),
-                         zero - (uint64_t)(env->daz != 0), op == FPE_ARITH_SUB ? 0x8000 : 0};
+                         zero - (uint64_t)(env->daz != 0), op == FPE_ARITH_SUB ? 0x8000 : 0,
+                         (uint16_t)fpe_default_nan((fpe_format_id)fmt, env)};
 #define ARITH_MODE(F, OP, M)                                                                       \
     case M:                                                                                        \
         arith_lanes(F, OP, M, &le, a, b, c, res, marks, rnd, n, t);                                \
@@ -308,6 +318,7 @@ static void arith_block(fpe_env *env, int fmt, int op, bool vector, bool *try_ea
             k->flushed += t.flushed;
             k->subnormal += t.subnormal;
             k->overflowed += t.overflowed;
+            k->nan += t.nan;
             hard = t.declined;
         }
         scalar_marked(env, fmt, op, a, b, c, res, marks, whole, hard, base, k);

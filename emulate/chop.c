@@ -266,17 +266,6 @@ FPE_VECTOR static void chop_block_vector(int fmt, const fpe_env *env, bool want_
 #undef CHOP_MODE
 }
 
-static void add_tally(chop_tally *t, const chop_tally *u)
-{
-    t->flags |= u->flags;
-    t->boundary |= u->boundary;
-    t->rare += u->rare;
-    t->flushed += u->flushed;
-    t->subnormal += u->subnormal;
-    t->overflowed += u->overflowed;
-    t->inexact += u->inexact;
-}
-
 /* The easy-element loop for one rounding mode: BIAS is added below the last
  * kept bit before truncation (see fpe_round_f64_fast). */
 #define CHOP_EASY_LOOP(BIAS, ODD, STORE)                                                           \
@@ -439,6 +428,9 @@ static bool chop_declined(const fpe_env *env, int fmt, uint32_t x)
 static void chop_block_finish(fpe_env *env, int fmt, const float *in, uint16_t *out, float *fout,
                               size_t n, fpe_chop_counts *c, chop_tally *tp);
 
+/* Which loops round a call's blocks: the portable ones, or a host path of chop_hw.h. */
+typedef enum { CHOP_PORTABLE, CHOP_HW_F16C, CHOP_HW_BF16 } chop_path;
+
 /* One block of float -> 16-bit patterns; element i has index base + i.
  * *try_easy: whether to try chop_block_easy first (set when it sufficed: it
  * left no element, or so few that the general path for each is cheaper than
@@ -448,20 +440,30 @@ static void chop_block_finish(fpe_env *env, int fmt, const float *in, uint16_t *
  * data).  hw: fpe_chop_hw_applies, inside fpe_chop_hw_begin/end.
  * With fout (which must not be in) the results are widened into fout; out
  * is then scratch. */
-static void chop_block_f32_u16(fpe_env *env, int fmt, bool hw, const float *in, uint16_t *out,
-                               float *fout, size_t n, fpe_chop_counts *c, bool want_counts,
-                               bool *try_easy, bool *specials)
+static void chop_block_f32_u16(fpe_env *env, int fmt, chop_path path, const float *in,
+                               uint16_t *out, float *fout, size_t n, fpe_chop_counts *c,
+                               bool want_counts, bool *try_easy, bool *specials)
 {
-    if (hw) { /* the host's instruction rounds as we do (fpe_chop_hw_applies) */
+    if (path == CHOP_HW_F16C) { /* the host's instruction rounds as we do (fpe_chop_hw_applies) */
         chop_tally t;
         fpe_chop_hw_block(env, want_counts, try_easy, in, out, fout, n, &t);
         chop_block_finish(env, fmt, in, out, NULL, n, c, &t);
         return;
     }
-    uint32_t words[CHOP_BLOCK + 8];
+    uint32_t words[CHOP_HW_BLOCK + 8];
     const uint64_t base = env->sr_index;
     const uint32_t *rnd = words + (base & 3);
     if (env->round >= FPE_SR_PROP) fpe_random_words(env, base, n, words);
+    if (path == CHOP_HW_BF16) { /* AVX2 lanes: all but binary32 subnormals (chop_bf16.c) */
+        chop_tally t;
+        fpe_chop_bf16_block(env, in, out, fout, rnd, n, &t);
+        const bool rare = t.rare != 0;
+        chop_block_finish(env, fmt, in, out, NULL, n, c, &t);
+        for (size_t i = 0; fout && rare && i < n; i++) /* the left ones' results, widened */
+            if (chop_declined(env, fmt, f32_bits(in[i])))
+                widen_block(fmt, env->nan == FPE_NAN_X86, &out[i], &fout[i], 1);
+        return;
+    }
     if (*try_easy) {
         size_t hard, over;
         uint8_t marks[CHOP_BLOCK + 8], easy_flags;
@@ -508,7 +510,7 @@ static void chop_block_f32_u16(fpe_env *env, int fmt, bool hw, const float *in, 
         if (env->round >= FPE_SR_PROP) memcpy(pad_rnd, rnd + whole, (n - whole) * sizeof *rnd);
         chop_block_vector(fmt, env, want_counts, pad, pad_out, pad_rnd, CHOP_LANES, &tail);
         memcpy(out + whole, pad_out, (n - whole) * sizeof *out);
-        add_tally(&t, &tail);
+        chop_tally_add(&t, &tail);
     }
     chop_block_finish(env, fmt, in, out, fout, n, c, &t);
 }
@@ -557,10 +559,13 @@ static void chop_block_finish(fpe_env *env, int fmt, const float *in, uint16_t *
 static void chop_blocks(fpe_env *env, int fmt, const float *in, uint16_t *out, float *fout,
                         size_t n, fpe_chop_counts *c, bool want_counts)
 {
-    const bool hw = fpe_chop_hw_applies(env, fmt);
+    const chop_path path = fpe_chop_hw_applies(env, fmt)     ? CHOP_HW_F16C
+                           : fpe_chop_bf16_applies(env, fmt) ? CHOP_HW_BF16
+                                                             : CHOP_PORTABLE;
+    const bool hw = path == CHOP_HW_F16C;
     const unsigned csr = hw ? fpe_chop_hw_begin(env) : 0;
-    /* the hardware path's blocks are longer: its loops' work per element is small */
-    const size_t block = hw ? CHOP_HW_BLOCK : CHOP_BLOCK;
+    /* the host paths' blocks are longer: their loops' work per element is small */
+    const size_t block = path != CHOP_PORTABLE ? CHOP_HW_BLOCK : CHOP_BLOCK;
     bool try_easy = true, specials = false;
     for (size_t i = 0, b = 0; i < n; i += block, b++) {
         const size_t m = n - i < block ? n - i : block;
@@ -568,13 +573,13 @@ static void chop_blocks(fpe_env *env, int fmt, const float *in, uint16_t *out, f
         if (b % 8 == 0) /* every few blocks, in case the data changed */
             try_easy = true, specials = false;
         if (out) {
-            chop_block_f32_u16(env, fmt, hw, in + i, out + i, NULL, m, c, want_counts, &try_easy,
+            chop_block_f32_u16(env, fmt, path, in + i, out + i, NULL, m, c, want_counts, &try_easy,
                                &specials);
         } else if (fout != in) { /* the loops may write the floats themselves */
-            chop_block_f32_u16(env, fmt, hw, in + i, r, fout + i, m, c, want_counts, &try_easy,
+            chop_block_f32_u16(env, fmt, path, in + i, r, fout + i, m, c, want_counts, &try_easy,
                                &specials);
         } else {
-            chop_block_f32_u16(env, fmt, hw, in + i, r, NULL, m, c, want_counts, &try_easy,
+            chop_block_f32_u16(env, fmt, path, in + i, r, NULL, m, c, want_counts, &try_easy,
                                &specials);
             widen_block(fmt, env->nan == FPE_NAN_X86, r, fout + i, m);
         }

@@ -10,7 +10,7 @@
 /* -1: not yet read from AMPSCOPE_EMU_PORTABLE */
 static atomic_int hw_allowed = -1;
 
-static bool hw_allowed_now(void)
+bool fpe_chop_hw_allowed(void)
 {
     int v = atomic_load_explicit(&hw_allowed, memory_order_relaxed);
     if (v < 0) {
@@ -24,7 +24,7 @@ static bool hw_allowed_now(void)
 
 bool fpe_chop_hw_enable(bool on)
 {
-    const bool was = hw_allowed_now();
+    const bool was = fpe_chop_hw_allowed();
     atomic_store(&hw_allowed, on ? 1 : 0);
     return was;
 }
@@ -40,7 +40,7 @@ bool fpe_chop_hw_applies(const fpe_env *env, int fmt)
     if (env->round != FPE_RNE && env->round != FPE_RZ && env->round != FPE_RD &&
         env->round != FPE_RU)
         return false;
-    return hw_allowed_now() && fpe_host_avx2_f16c();
+    return fpe_chop_hw_allowed() && fpe_host_avx2_f16c();
 }
 
 /* MXCSR: rounding control (bits 13-14), flush to zero (15), denormals are zero (6), the
@@ -66,15 +66,6 @@ static unsigned mxcsr_rc(int round)
 }
 
 HW_TARGET static uint32_t lanes_or_any(__m256i v) { return !_mm256_testz_si256(v, v); }
-
-HW_TARGET static uint32_t lanes_sum(__m256i v)
-{
-    uint32_t s[8], r = 0;
-    _mm256_storeu_si256((__m256i *)s, v);
-    for (int k = 0; k < 8; k++)
-        r += s[k];
-    return r;
-}
 
 /* One loop for the constant choices (always inlined into hw_loop's branches).  Per lane: the
  * hardware result h, widened exactly to w; the input is exact when w equals it (a NaN counts as
@@ -135,10 +126,10 @@ hw_lanes(const bool canonical, const bool want_counts, const bool widen, const f
     t->boundary = lanes_or_any(f_tiny);
     t->rare = 0;
     if (want_counts) {
-        t->inexact = (uint32_t)n - lanes_sum(c_exact);
-        t->overflowed = lanes_sum(c_over);
-        t->flushed = lanes_sum(c_flush);
-        t->subnormal = lanes_sum(c_sub);
+        t->inexact = (uint32_t)n - chop_lanes_sum(c_exact);
+        t->overflowed = chop_lanes_sum(c_over);
+        t->flushed = chop_lanes_sum(c_flush);
+        t->subnormal = chop_lanes_sum(c_sub);
     } else {
         t->inexact = t->overflowed = t->flushed = t->subnormal = 0;
     }
@@ -194,7 +185,7 @@ hw_easy_lanes(const bool want_counts, const bool widen, const float *restrict in
         !_mm256_testz_si256(_mm256_or_si256(any0, any1), _mm256_set1_epi32(0x1FFF));
     memset(t, 0, sizeof *t);
     t->flags = inexact ? FPE_FLAG_INEXACT : 0;
-    if (want_counts) t->inexact = (uint32_t)n - lanes_sum(_mm256_add_epi32(c0, c1));
+    if (want_counts) t->inexact = (uint32_t)n - chop_lanes_sum(_mm256_add_epi32(c0, c1));
     return true;
 }
 
@@ -248,12 +239,7 @@ static bool hw_run(bool easy, bool canonical, bool want_counts, const float *res
             memcpy(fout + whole, pad_f, (n - whole) * sizeof *fout);
         else
             memcpy(out + whole, pad_out, (n - whole) * sizeof *out);
-        t->flags |= tail.flags;
-        t->boundary |= tail.boundary;
-        t->inexact += tail.inexact;
-        t->overflowed += tail.overflowed;
-        t->flushed += tail.flushed;
-        t->subnormal += tail.subnormal;
+        chop_tally_add(t, &tail);
     }
     return true;
 }

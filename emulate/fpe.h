@@ -205,8 +205,9 @@ uint16_t fpe_bf16_to_f16(fpe_env *env, uint16_t a);
  * On x86-64 with F16C, f32 -> fp16 in the four IEEE modes (no FTZ/DAZ) runs on
  * the host's vcvtps2ph, which gives the same bits, flags and counts (tested
  * over every input); the host's floating-point environment (MXCSR) is set for
- * the call and restored.  AMPSCOPE_EMU_PORTABLE=1 in the environment keeps the
- * portable code. */
+ * the call and restored; f32 -> bf16 on x86-64 with AVX2 runs a loop written for
+ * it (the same bits, flags and counts).  AMPSCOPE_EMU_PORTABLE=1 in the
+ * environment keeps the portable code. */
 typedef struct fpe_chop_counts {
     uint64_t flushed;    /* nonzero finite inputs whose result is zero */
     uint64_t subnormal;  /* results that are subnormal (nonzero) in fmt */

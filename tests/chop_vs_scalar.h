@@ -48,11 +48,11 @@ static void cvs_describe(const fpe_env *e, int fmt, char *buf, size_t size)
 
 #define CVS_MAX 65536
 
-/* The paths to hold to the scalar conversion in env0's settings: the host's conversion
- * instruction where the library uses it (chop_hw.h), and always the portable loops. */
+/* The paths to hold to the scalar conversion in env0's settings: a host path where the library
+ * uses one (chop_hw.h: fp16 on vcvtps2ph, bf16 in AVX2 lanes), and always the portable loops. */
 static int cvs_paths(const fpe_env *env0, int fmt)
 {
-    return fpe_chop_hw_applies(env0, fmt) ? 2 : 1;
+    return fpe_chop_hw_applies(env0, fmt) || fpe_chop_bf16_applies(env0, fmt) ? 2 : 1;
 }
 
 /* Path p of cvs_paths: allow the hardware (0) or forbid it (1); returns the previous setting. */

@@ -273,19 +273,21 @@ static bool cpuinfo_has(const char *name)
     return found;
 }
 
-/* Where the library takes the host's conversion instruction: fp16 in near_even, minMag, min and
- * max without FTZ or DAZ, on x86-64 with AVX2 and F16C (as /proc/cpuinfo lists them), unless
+/* Where the library takes a host path: the host's conversion instruction for fp16 in near_even,
+ * minMag, min and max without FTZ or DAZ, on x86-64 with AVX2 and F16C (as /proc/cpuinfo lists
+ * them), and AVX2 lanes for bf16 in every setting on x86-64 with AVX2, unless
  * AMPSCOPE_EMU_PORTABLE=1; nowhere else.  So the other tests here hold both paths to the scalar
- * conversion on such a host; fpe_chop_hw_enable(false) turns the path off. */
+ * conversion on such a host; fpe_chop_hw_enable(false) turns the host paths off. */
 START_TEST(test_hardware_path_where)
 {
-    bool host = false;
+    bool host = false, avx2 = false;
 #if defined(__x86_64__)
-    host = cpuinfo_has("avx2") && cpuinfo_has("f16c");
+    avx2 = cpuinfo_has("avx2");
+    host = avx2 && cpuinfo_has("f16c");
 #endif
     const char *portable = getenv("AMPSCOPE_EMU_PORTABLE");
-    if (portable && portable[0] && strcmp(portable, "0") != 0) host = false;
-    printf("hardware path on this host: %s\n", host ? "yes" : "no");
+    if (portable && portable[0] && strcmp(portable, "0") != 0) host = avx2 = false;
+    printf("host paths on this host: fp16 %s, bf16 %s\n", host ? "yes" : "no", avx2 ? "yes" : "no");
     for (int fmt = FPE_FMT_F16; fmt <= FPE_FMT_BF16; fmt++)
         for (int mode = 0; mode < FPE_ROUND_COUNT; mode++)
             for (int opt = 0; opt < 4; opt++) {
@@ -296,11 +298,15 @@ START_TEST(test_hardware_path_where)
                 const bool ieee =
                     mode == FPE_RNE || mode == FPE_RZ || mode == FPE_RD || mode == FPE_RU;
                 const bool want = host && fmt == FPE_FMT_F16 && ieee && opt == 0;
+                const bool want_bf16 = avx2 && fmt == FPE_FMT_BF16;
                 ck_assert_int_eq(fpe_chop_hw_applies(&env, fmt), want);
+                ck_assert_int_eq(fpe_chop_bf16_applies(&env, fmt), want_bf16);
                 const bool was = fpe_chop_hw_enable(false);
                 ck_assert(!fpe_chop_hw_applies(&env, fmt));
+                ck_assert(!fpe_chop_bf16_applies(&env, fmt));
                 fpe_chop_hw_enable(was);
                 ck_assert_int_eq(fpe_chop_hw_applies(&env, fmt), want);
+                ck_assert_int_eq(fpe_chop_bf16_applies(&env, fmt), want_bf16);
             }
 }
 END_TEST
