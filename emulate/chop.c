@@ -437,7 +437,7 @@ typedef enum { CHOP_PORTABLE, CHOP_HW_F16C, CHOP_HW_BF16 } chop_path;
  * the full loop for the block).  *specials (bf16): whether the easy try
  * takes the overflowing, infinite and NaN elements too (set after a block in
  * which the plain loop left elements: the wider loop is slower on normal
- * data).  hw: fpe_chop_hw_applies, inside fpe_chop_hw_begin/end.
+ * data).  path: the call's loops (CHOP_HW_F16C inside fpe_chop_hw_begin/end).
  * With fout (which must not be in) the results are widened into fout; out
  * is then scratch. */
 static void chop_block_f32_u16(fpe_env *env, int fmt, chop_path path, const float *in,
