@@ -75,8 +75,11 @@ FPE_INLINE uint32_t sum_odd_f32(float w, float d, uint32_t *left)
     const uint32_t inexact = (ue & 0x7FFFFFFFu) != 0;         /* e may be -0 when exact */
     const uint32_t toward_zero = inexact & ((ue ^ us) >> 31); /* e's sign is not s's */
     const uint32_t big = 0x7E800000u;                         /* |x| >= 2^126, infinities, NaNs */
-    *left = ((ak_f32_bits(w) & 0x7FFFFFFFu) >= big) | ((ak_f32_bits(d) & 0x7FFFFFFFu) >= big) |
-            ((us & 0x7FFFFFFFu) >= big) | ((us & 0x7FFFFFFFu) == 0);
+    const uint32_t aw = ak_f32_bits(w) & 0x7FFFFFFFu, ad = ak_f32_bits(d) & 0x7FFFFFFFu;
+    const uint32_t as = us & 0x7FFFFFFFu;
+    /* branch-free: each comparison as a 0/1 word */
+    *left =
+        (uint32_t)(aw >= big) | (uint32_t)(ad >= big) | (uint32_t)(as >= big) | (uint32_t)(as == 0);
     return (us - toward_zero) | inexact;
 }
 
