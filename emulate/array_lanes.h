@@ -71,6 +71,12 @@ FPE_INLINE v4q lane_load32(const uint32_t *p)
     return __builtin_convertvector(w, v4q);
 }
 
+/* What a block's vector loop found in the elements it kept. */
+typedef struct array_tally {
+    uint32_t flags;
+    uint64_t declined, inexact, flushed, subnormal, overflowed, nan;
+} array_tally;
+
 /* 2^(emin - fbits): the value of a subnormal's last bit */
 FPE_INLINE double fk_sub_ulp(fpe_format_id f) { return f == FPE_FMT_F16 ? 0x1p-24 : 0x1p-133; }
 

@@ -4,11 +4,13 @@
  * Every element is the scalar operation's result (fpe_f16_add ...) at random index
  * env->sr_index + i, flags included.  Arrays go in blocks of ARRAY_BLOCK.  A block first
  * tries the cheap binary32 loop (array_easy.h: normal operands, normal results); if that
- * leaves more than 1/16 of it, the binary64 loop (array_lanes.h: every finite class) takes
- * the block.  Each computes the elements it can prove (the proofs are in the headers) and
- * marks the others, which then go through the scalar operation one by one, with their own
- * random index.  Results are written to a block buffer first, so out may be one of the
- * operands. */
+ * leaves more than 1/16 of it, a loop for every finite class takes the block: in the
+ * deterministic modes array_wide.h's (binary32, rounded by the array rounding: fp16, bf16
+ * add/sub) or array_wide_bf16.h's (binary64 made binary32, bf16 mul, div, fma, sqrt), in the
+ * stochastic ones the binary64 loop (array_lanes.h: 32 bits below the last kept one).  Each
+ * computes the elements it can prove (the proofs are in the headers) and marks the others,
+ * which then go through the scalar operation one by one, with their own random index.
+ * Results are written to a block buffer first, so out may be one of the operands. */
 #include <fenv.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <xmmintrin.h>
@@ -16,16 +18,12 @@
 
 #include "array_easy.h"
 #include "array_lanes.h"
+#include "array_wide.h"
+#include "array_wide_bf16.h"
 #include "fpe_ops.h"
 #include "vector.h"
 
 #define ARRAY_BLOCK 512
-
-/* What a block's vector loop found in the elements it kept. */
-typedef struct array_tally {
-    uint32_t flags;
-    uint64_t declined, inexact, flushed, subnormal, overflowed, nan;
-} array_tally;
 
 /* The settings a vector loop reads besides the mode, as lane masks. */
 typedef struct lane_env {
@@ -229,6 +227,101 @@ FPE_VECTOR static size_t arith_block_easy(int fmt, int op, int mode, const uint1
 #undef EASY_MODE
 }
 
+/* One block through the binary32 loop of array_wide.h (wide_applies and wide_by_chop hold); returns
+ * the number of elements marked for the scalar operation, *invalid the number of default NaNs. */
+FPE_VECTOR static size_t arith_block_wide(int fmt, int op, bool rd, bool daz, const uint16_t *a,
+                                          const uint16_t *b, const uint16_t *c,
+                                          uint32_t *restrict s, uint8_t *restrict marks, size_t n,
+                                          size_t *invalid)
+{
+    const uint16_t neg = op == FPE_ARITH_SUB ? 0x8000 : 0;
+#define WIDE(F, OP) return wide_lanes(F, OP, rd, daz, neg, a, b, c, s, marks, n, invalid)
+    if (fmt == FPE_FMT_BF16) WIDE(FPE_FMT_BF16, FPE_ARITH_ADD); /* and sub: wide_by_chop */
+    switch (op) {
+    case FPE_ARITH_MUL: WIDE(FPE_FMT_F16, FPE_ARITH_MUL);
+    case FPE_ARITH_DIV: WIDE(FPE_FMT_F16, FPE_ARITH_DIV);
+    case FPE_ARITH_FMA: WIDE(FPE_FMT_F16, FPE_ARITH_FMA);
+    case FPE_ARITH_SQRT: WIDE(FPE_FMT_F16, FPE_ARITH_SQRT);
+    default: WIDE(FPE_FMT_F16, FPE_ARITH_ADD); /* add, sub */
+    }
+#undef WIDE
+}
+
+/* One bf16 block through array_wide_bf16.h's loop (mul, div, fma, sqrt; deterministic modes). */
+FPE_VECTOR static void arith_block_wide_bf16(int op, const fpe_env *env, const uint16_t *a,
+                                             const uint16_t *b, const uint16_t *c,
+                                             uint16_t *restrict res, uint8_t *restrict marks,
+                                             size_t n, array_tally *t)
+{
+    const bool ftz = env->ftz != 0, after = env->tininess == FPE_TININESS_AFTER;
+    const bool daz = env->daz != 0;
+    const uint16_t dnan = (uint16_t)fpe_default_nan(FPE_FMT_BF16, env);
+#define WB_MODE(OP, M)                                                                             \
+    case M:                                                                                        \
+        wb_lanes(OP, M, ftz, after, daz, dnan, a, b, c, res, marks, n, t);                         \
+        return;
+#define WB_MODES(OP)                                                                               \
+    switch (env->round) {                                                                          \
+        WB_MODE(OP, FPE_RNE)                                                                       \
+        WB_MODE(OP, FPE_RNA)                                                                       \
+        WB_MODE(OP, FPE_RD)                                                                        \
+        WB_MODE(OP, FPE_RU)                                                                        \
+        WB_MODE(OP, FPE_RO)                                                                        \
+    default: /* and FPE_RZ (wide_applies: deterministic) */ WB_MODE(OP, FPE_RZ)                    \
+    }
+    switch (op) {
+    case FPE_ARITH_MUL: WB_MODES(FPE_ARITH_MUL)
+    case FPE_ARITH_DIV: WB_MODES(FPE_ARITH_DIV)
+    case FPE_ARITH_FMA: WB_MODES(FPE_ARITH_FMA)
+    default: WB_MODES(FPE_ARITH_SQRT) /* wide_by_chop: not add, sub */
+    }
+#undef WB_MODES
+#undef WB_MODE
+}
+
+/* A block through arith_block_wide, its s rounded by the array rounding into res, or through
+ * arith_block_wide_bf16; returns the number of elements left marked for the scalar operation. */
+static size_t arith_wide(fpe_env *env, int fmt, int op, const uint16_t *a, const uint16_t *b,
+                         const uint16_t *c, uint16_t *restrict res, uint8_t *restrict marks,
+                         size_t n, fpe_array_counts *k)
+{
+    if (!wide_by_chop(fmt, op)) {
+        array_tally t;
+        arith_block_wide_bf16(op, env, a, b, c, res, marks, n, &t);
+        env->flags |= (uint8_t)t.flags;
+        k->inexact += t.inexact;
+        k->flushed += t.flushed;
+        k->subnormal += t.subnormal;
+        k->overflowed += t.overflowed;
+        k->nan += t.nan;
+        return t.declined;
+    }
+    uint32_t s[ARRAY_BLOCK];
+    size_t invalid;
+    const size_t hard = arith_block_wide(fmt, op, env->round == FPE_RD, env->daz != 0, a, b, c, s,
+                                         marks, n, &invalid);
+    fpe_env chop_env = *env; /* DAZ was applied to the operands; s is a result */
+    chop_env.daz = 0;
+    chop_env.flags = 0;
+    fpe_chop_counts cc = {0, 0, 0, 0};
+    float sf[ARRAY_BLOCK];
+    memcpy(sf, s, n * sizeof *s);
+    (void)fpe_chop_f32_to_u16(&chop_env, (fpe_format_id)fmt, sf, res, n, &cc);
+    env->flags |= chop_env.flags;
+    k->flushed += cc.flushed;
+    k->subnormal += cc.subnormal;
+    k->overflowed += cc.overflowed;
+    k->inexact += cc.inexact;
+    if (invalid) { /* square roots of negative numbers */
+        const uint16_t dnan = (uint16_t)fpe_default_nan((fpe_format_id)fmt, env);
+        for (size_t i = 0; i < n; i++)
+            if (marks[i] == 2) res[i] = dnan, marks[i] = 0;
+        env->flags |= FPE_FLAG_INVALID;
+        k->nan += invalid;
+    }
+    return hard;
+}
+
 /* The scalar operation on one element (it advances env->sr_index). */
 static uint16_t scalar_op(int fmt, int op, fpe_env *env, uint16_t a, uint16_t b, uint16_t c)
 {
@@ -310,7 +403,9 @@ static void arith_block(fpe_env *env, int fmt, int op, bool vector, bool *try_ea
                 *try_easy = false;
             }
         }
-        if (hard * 16 > whole) {
+        if (hard * 16 > whole && wide_applies(env->round)) {
+            hard = arith_wide(env, fmt, op, a, b, c, res, marks, whole, k);
+        } else if (hard * 16 > whole) {
             array_tally t;
             arith_block_vector(fmt, op, env, a, b, c, res, marks, rnd, whole, &t);
             env->flags |= (uint8_t)t.flags;

@@ -8,15 +8,13 @@
  * tininess rules x DAZ x FTZ x x86 and canonical NaNs:
  *   pairs    every pair (fma: every triple of a smaller set) of the special-value table
  *            (subnormals, ties, the overflow edge, signed zeros, infinities, quiet and
- *            signaling NaNs), each repeated over one vector's four lanes, so that its flags
- *            are compared exactly, not OR-ed with others';
- *   random   arrays of the oracle tests' biased operands (cancellation, subnormal results,
- *            overflow, ties) mixed with special values and any bit pattern, of odd lengths
- *            and unaligned starts, over several blocks, and in place (out = a, b or c); and
- *            arrays of normal operands but about one element in 40 (the cheap first loop);
- *   sqrt     every one of the 2^16 inputs, four lanes each.
- * The scalar operations are themselves held to MPFR by test_emulate_arith and
- * test_emulate_unary.  Seed: AMPSCOPE_TEST_SEED. */
+ *            signaling NaNs), each repeated over the eight lanes of one vector step, so that its
+ * flags are compared exactly, not OR-ed with others'; random   arrays of the oracle tests' biased
+ * operands (cancellation, subnormal results, overflow, ties) mixed with special values and any bit
+ * pattern, of odd lengths and unaligned starts, over several blocks, and in place (out = a, b or
+ * c); and arrays of normal operands but about one element in 40 (the cheap first loop); sqrt every
+ * one of the 2^16 inputs, eight lanes each. The scalar operations are themselves held to MPFR by
+ * test_emulate_arith and test_emulate_unary.  Seed: AMPSCOPE_TEST_SEED. */
 #include <check.h>
 #include <stdlib.h>
 
@@ -47,16 +45,18 @@ static fpe_env setting_env(int s)
 }
 #define SETTINGS 128
 
-/* Repeat operands (a, b, c) over four lanes and check them. */
+/* Repeat operands (a, b, c) over the eight lanes of the widest vector loop (array_easy.h; a
+ * shorter array would go to the scalar operation alone) and check them. */
+#define LANES 8
 static uint64_t check_lanes(const fpe_env *env, uint32_t a, uint32_t b, uint32_t c)
 {
-    uint16_t va[4], vb[4], vc[4], out[4];
-    for (int k = 0; k < 4; k++) {
+    uint16_t va[LANES], vb[LANES], vc[LANES], out[LANES];
+    for (int k = 0; k < LANES; k++) {
         va[k] = (uint16_t)a;
         vb[k] = (uint16_t)b;
         vc[k] = (uint16_t)c;
     }
-    return avs_check(env, g_fmt, g_op, va, vb, vc, 4, 0, out);
+    return avs_check(env, g_fmt, g_op, va, vb, vc, LANES, 0, out);
 }
 
 START_TEST(test_pairs)
@@ -72,13 +72,13 @@ START_TEST(test_pairs)
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < nb; j++)
                 for (size_t k = 0; k < nc; k++) {
-                    env.sr_index = checked * 4 + 1;
+                    env.sr_index = checked * LANES + 1;
                     bad += check_lanes(&env, sp[i], sp[j], sp[k]);
                     checked++;
                 }
     }
-    printf("%s %s: %" PRIu64 " special operand sets x 4 lanes, %" PRIu64 " mismatches\n",
-           ts_format_name((fpe_format_id)g_fmt), avs_op_names[g_op], checked, bad);
+    printf("%s %s: %" PRIu64 " special operand sets x %d lanes, %" PRIu64 " mismatches\n",
+           ts_format_name((fpe_format_id)g_fmt), avs_op_names[g_op], checked, LANES, bad);
     ck_assert_msg(bad == 0, "%" PRIu64 " mismatches", bad);
 }
 END_TEST
@@ -156,12 +156,12 @@ START_TEST(test_sqrt_all)
     for (int s = 0; s < SETTINGS; s++) {
         fpe_env env = setting_env(s);
         for (uint32_t x = 0; x < 0x10000; x++) {
-            env.sr_index = (uint64_t)x * 4 + 3;
+            env.sr_index = (uint64_t)x * LANES + 3;
             bad += check_lanes(&env, x, 0, 0);
         }
     }
-    printf("%s sqrt: all 65536 inputs x 4 lanes in %d settings, %" PRIu64 " mismatches\n",
-           ts_format_name((fpe_format_id)g_fmt), SETTINGS, bad);
+    printf("%s sqrt: all 65536 inputs x %d lanes in %d settings, %" PRIu64 " mismatches\n",
+           ts_format_name((fpe_format_id)g_fmt), LANES, SETTINGS, bad);
     ck_assert_msg(bad == 0, "%" PRIu64 " mismatches", bad);
 }
 END_TEST
