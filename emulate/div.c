@@ -12,6 +12,6 @@ static __attribute__((noinline)) uint32_t div_general_next(fpe_format_id f, fpe_
     T fpe_##F##_div(fpe_env *env, T a, T b)                                                        \
     {                                                                                              \
         if (!fpe_div_fast_ok(K, env, a, b)) return (T)div_general_next(K, env, a, b);              \
-        return (T)fpe_round_f64_step(K, env, fpe_div_odd_f64(K, a, b));                            \
+        return (T)fpe_round_f64_step(K, env, fpe_div_f64(K, env, a, b));                           \
     }
 FPE_FOR_FORMATS(DEFINE)

@@ -12,6 +12,6 @@ static __attribute__((noinline)) uint32_t sqrt_general_next(fpe_format_id f, fpe
     T fpe_##F##_sqrt(fpe_env *env, T a)                                                            \
     {                                                                                              \
         if (!fpe_sqrt_fast_ok(K, env, a)) return (T)sqrt_general_next(K, env, a);                  \
-        return (T)fpe_round_f64_step(K, env, fpe_sqrt_odd_f64(K, a));                              \
+        return (T)fpe_round_f64_step(K, env, fpe_sqrt_f64(K, env, a));                             \
     }
 FPE_FOR_FORMATS(DEFINE)

@@ -4,7 +4,8 @@
 #   ctest -L exhaustive -j2    all fp16/bf16 operand pairs and all fp32 inputs of the
 #                              f32 -> f16/bf16 conversions, 8 shards per operation; all fp32
 #                              inputs of the array rounding (test_chop_exhaustive); all
-#                              fp16/bf16 pairs of the array arithmetic (test_array_exhaustive)
+#                              fp16/bf16 pairs of the array arithmetic (test_array_exhaustive);
+#                              all fp32 inputs of sqrt against the hardware (test_f32_sqrt_exhaustive)
 #
 # Knobs (environment): AMPSCOPE_TEST_SEED (default 20240601), AMPSCOPE_TEST_RANDOM
 # (random cases per operation, format and mode; default 1000000).
@@ -86,6 +87,16 @@ foreach(op f16_add f16_sub f16_mul f16_div bf16_add bf16_sub bf16_mul bf16_div
                             ARGS --op ${op} --shard ${shard}/${AMPSCOPE_EXHAUSTIVE_SHARDS}
                             LABELS exhaustive TIMEOUT 7200)
   endforeach()
+endforeach()
+
+# fp32 sqrt over all 2^32 inputs against the hardware's (x86 SSE) in every deterministic mode.
+add_executable(test_f32_sqrt_exhaustive test_f32_sqrt_exhaustive.c)
+target_link_libraries(test_f32_sqrt_exhaustive PRIVATE ampscope_emu m)
+target_compile_options(test_f32_sqrt_exhaustive PRIVATE -O2)
+foreach(shard RANGE 0 ${_last_shard})
+  add_ampscope_test_entry(NAME test_f32_sqrt_exhaustive_${shard} TARGET test_f32_sqrt_exhaustive
+                          ARGS --shard ${shard}/${AMPSCOPE_EXHAUSTIVE_SHARDS}
+                          LABELS exhaustive TIMEOUT 7200)
 endforeach()
 
 # The array rounding against the scalar conversion over all 2^32 binary32 inputs.

@@ -29,9 +29,26 @@ FPE_INLINE uint64_t fpe_div_odd_f64(fpe_format_id f, uint32_t a, uint32_t b)
     return fpe_f64_odd_fix(uq, (int64_t)((uint64_t)0 - Q * Y));
 }
 
+/* a / b for normal a and b as binary64 bits that env's mode rounds to the format as it rounds
+ * the exact x / y.  In the deterministic modes that is the hardware's quotient q itself: the
+ * rounding reads only where x / y lies among the levels t = T 2^e, T < 2^(p+1) integer (the
+ * format's values, the midpoints, the tininess thresholds, the overflow edge) and whether it is
+ * one.  Were x / y != t and q at t or past it, |x / y - t| would be below one ulp of x / y, at
+ * most 2^-52 x / y.  But with x = X 2^ex, y = Y 2^ey (X, Y < 2^p integers), x - t y is a nonzero
+ * multiple of 2^min(ex, e + ey), so |x / y - t| = |x - t y| / y > 2^(e - p) (then x / y <
+ * t (1 + 2^-51) < 2^(e + p + 1) (1 + 2^-51), and 2^-52 x / y < 2^(e - p) as 2p + 1 < 51) or
+ * > 2^(ex - ey - p) (x / y < 2^(ex - ey + 1)): a contradiction for p <= 24, fp32's included.
+ * If x / y is t, q is t.  The stochastic modes read 32 more bits: the round-to-odd quotient. */
+FPE_INLINE uint64_t fpe_div_f64(fpe_format_id f, const fpe_env *env, uint32_t a, uint32_t b)
+{
+    if (env->round >= FPE_SR_PROP) return fpe_div_odd_f64(f, a, b);
+    const uint64_t ux = fpe_normal_to_f64_bits(f, a), uy = fpe_normal_to_f64_bits(f, b);
+    return fpe_f64_bits(fpe_f64_from_bits(ux) / fpe_f64_from_bits(uy));
+}
+
 FPE_INLINE uint32_t fpe_div_k(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b)
 {
-    if (fpe_div_fast_ok(f, env, a, b)) return fpe_round_f64_odd(f, env, fpe_div_odd_f64(f, a, b));
+    if (fpe_div_fast_ok(f, env, a, b)) return fpe_round_f64_odd(f, env, fpe_div_f64(f, env, a, b));
     return fpe_div_general(f, env, a, b);
 }
 

@@ -31,9 +31,24 @@ FPE_INLINE uint64_t fpe_sqrt_odd_f64(fpe_format_id f, uint32_t a)
     return fpe_f64_odd_fix(us, (int64_t)((uint64_t)0 - S * S));
 }
 
+/* sqrt(a) for a positive normal a as binary64 bits that env's mode rounds to the format as it
+ * rounds the exact sqrt(x) (as fpe_div_f64): in the deterministic modes the hardware's root s.
+ * Were sqrt(x) != t for a level t = T 2^e (T < 2^(p+1)) and s at t or past it, |sqrt(x) - t|
+ * would be below 2^-52 sqrt(x): t < sqrt(x) (1 + 2^-52) and x < t^2 (1 + 2^-50).  With
+ * x = X 2^ex (X < 2^p), x - t^2 is a nonzero multiple of 2^m, m = min(ex, 2e), so
+ * |sqrt(x) - t| = |x - t^2| / (sqrt(x) + t) > 2^m / (2 sqrt(x) (1 + 2^-53)), at least
+ * 2^-52 sqrt(x) if x (1 + 2^-53) < 2^(m + 51).  It is: x < 2^(ex + p), and
+ * x (1 + 2^-53) < 2^(2e + 2p + 3) <= 2^(2e + 51) for p <= 24 (fp32's included).  The stochastic
+ * modes take the round-to-odd root. */
+FPE_INLINE uint64_t fpe_sqrt_f64(fpe_format_id f, const fpe_env *env, uint32_t a)
+{
+    if (env->round >= FPE_SR_PROP) return fpe_sqrt_odd_f64(f, a);
+    return fpe_f64_bits(sqrt(fpe_f64_from_bits(fpe_normal_to_f64_bits(f, a))));
+}
+
 FPE_INLINE uint32_t fpe_sqrt_k(fpe_format_id f, fpe_env *env, uint32_t a)
 {
-    if (fpe_sqrt_fast_ok(f, env, a)) return fpe_round_f64_odd(f, env, fpe_sqrt_odd_f64(f, a));
+    if (fpe_sqrt_fast_ok(f, env, a)) return fpe_round_f64_odd(f, env, fpe_sqrt_f64(f, env, a));
     return fpe_sqrt_general(f, env, a);
 }
 
