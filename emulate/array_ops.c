@@ -230,9 +230,8 @@ FPE_VECTOR static size_t arith_block_easy(int fmt, int op, int mode, const uint1
 /* One block through the binary32 loop of array_wide.h (wide_applies and wide_by_chop hold); returns
  * the number of elements marked for the scalar operation, *invalid the number of default NaNs. */
 FPE_VECTOR static size_t arith_block_wide(int fmt, int op, bool rd, bool daz, const uint16_t *a,
-                                          const uint16_t *b, const uint16_t *c,
-                                          uint32_t *restrict s, uint8_t *restrict marks, size_t n,
-                                          size_t *invalid)
+                                          const uint16_t *b, const uint16_t *c, float *restrict s,
+                                          uint8_t *restrict marks, size_t n, size_t *invalid)
 {
     const uint16_t neg = op == FPE_ARITH_SUB ? 0x8000 : 0;
 #define WIDE(F, OP) return wide_lanes(F, OP, rd, daz, neg, a, b, c, s, marks, n, invalid)
@@ -279,6 +278,19 @@ FPE_VECTOR static void arith_block_wide_bf16(int op, const fpe_env *env, const u
 #undef WB_MODE
 }
 
+/* A vector loop's tally added to env's flags and the counts; returns the elements it declined
+ * (marked for the scalar operation). */
+static size_t tally_add(fpe_env *env, fpe_array_counts *k, const array_tally *t)
+{
+    env->flags |= (uint8_t)t->flags;
+    k->inexact += t->inexact;
+    k->flushed += t->flushed;
+    k->subnormal += t->subnormal;
+    k->overflowed += t->overflowed;
+    k->nan += t->nan;
+    return t->declined;
+}
+
 /* A block through arith_block_wide, its s rounded by the array rounding into res, or through
  * arith_block_wide_bf16; returns the number of elements left marked for the scalar operation. */
 static size_t arith_wide(fpe_env *env, int fmt, int op, const uint16_t *a, const uint16_t *b,
@@ -288,15 +300,9 @@ static size_t arith_wide(fpe_env *env, int fmt, int op, const uint16_t *a, const
     if (!wide_by_chop(fmt, op)) {
         array_tally t;
         arith_block_wide_bf16(op, env, a, b, c, res, marks, n, &t);
-        env->flags |= (uint8_t)t.flags;
-        k->inexact += t.inexact;
-        k->flushed += t.flushed;
-        k->subnormal += t.subnormal;
-        k->overflowed += t.overflowed;
-        k->nan += t.nan;
-        return t.declined;
+        return tally_add(env, k, &t);
     }
-    uint32_t s[ARRAY_BLOCK];
+    float s[ARRAY_BLOCK];
     size_t invalid;
     const size_t hard = arith_block_wide(fmt, op, env->round == FPE_RD, env->daz != 0, a, b, c, s,
                                          marks, n, &invalid);
@@ -304,9 +310,7 @@ static size_t arith_wide(fpe_env *env, int fmt, int op, const uint16_t *a, const
     chop_env.daz = 0;
     chop_env.flags = 0;
     fpe_chop_counts cc = {0, 0, 0, 0};
-    float sf[ARRAY_BLOCK];
-    memcpy(sf, s, n * sizeof *s);
-    (void)fpe_chop_f32_to_u16(&chop_env, (fpe_format_id)fmt, sf, res, n, &cc);
+    (void)fpe_chop_f32_to_u16(&chop_env, (fpe_format_id)fmt, s, res, n, &cc);
     env->flags |= chop_env.flags;
     k->flushed += cc.flushed;
     k->subnormal += cc.subnormal;
@@ -408,13 +412,7 @@ static void arith_block(fpe_env *env, int fmt, int op, bool vector, bool *try_ea
         } else if (hard * 16 > whole) {
             array_tally t;
             arith_block_vector(fmt, op, env, a, b, c, res, marks, rnd, whole, &t);
-            env->flags |= (uint8_t)t.flags;
-            k->inexact += t.inexact;
-            k->flushed += t.flushed;
-            k->subnormal += t.subnormal;
-            k->overflowed += t.overflowed;
-            k->nan += t.nan;
-            hard = t.declined;
+            hard = tally_add(env, k, &t);
         }
         scalar_marked(env, fmt, op, a, b, c, res, marks, whole, hard, base, k);
     }

@@ -67,12 +67,12 @@ FPE_INLINE v8u wide_daz(fpe_format_id f, v8u daz, v8u x)
     return (sub & (x & 0x8000)) | (~sub & x);
 }
 
-/* The block's s values into s (as binary32 bits) and marks (0 rounded by the caller, 1 the
+/* The block's s values into s_out and marks (0 rounded by the caller, 1 the
  * scalar operation, 2 the default NaN); n a multiple of EASY_LANES.  rd: roundTowardNegative.
  * Returns the number marked 1; *invalid the number marked 2. */
 FPE_INLINE size_t wide_lanes(fpe_format_id f, int op, bool rd, bool daz_on, uint16_t negate_b,
                              const uint16_t *a, const uint16_t *b, const uint16_t *c,
-                             uint32_t *restrict s_bits, uint8_t *restrict marks, size_t n,
+                             float *restrict s_out, uint8_t *restrict marks, size_t n,
                              size_t *invalid)
 {
     const uint32_t top = fk_expfield_max(f), fb = (uint32_t)fk_fbits(f);
@@ -120,7 +120,7 @@ FPE_INLINE size_t wide_lanes(fpe_format_id f, int op, bool rd, bool daz_on, uint
         }
         }
         const v8u u = ~(hard | inv) & (v8u)s;
-        memcpy(s_bits + i, &u, sizeof u);
+        memcpy(s_out + i, &u, sizeof u);
         const v8b m8 = __builtin_convertvector((hard & 1) | (inv & 2), v8b);
         memcpy(marks + i, &m8, sizeof m8);
         n_hard -= hard;
