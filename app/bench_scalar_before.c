@@ -1,12 +1,15 @@
-/* bench_scalar_before.c: the scalar div, sqrt and mulAdd of emulate/ as they were before
+/* bench_scalar_before.c: the scalar div, sqrt, mulAdd, mul and add of emulate/ as they were before
  * issue 19, kept callable as the "before" baseline of `ampscope bench emu --scalar`
  * (bench_scalar.c).
  *
  * A copy of the old code, not a reference for correctness (the tests hold the library to
  * MPFR): every input is unpacked, the special values are sorted out, and the exact or sticky
  * result (a two-step long division, an integer square root, an aligned sum) goes to
- * fpe_round_pack.  The public wrappers are as they were: one out-of-line function per
- * operation and format that steps the random index. */
+ * fpe_round_pack.  mul and add had binary64 fast paths already (the product of normal operands,
+ * the sum of normal operands at most 52 - p binades apart; the binary64 rounding of five IEEE
+ * modes, odd to the general path), copied here with their rounding as it was.  The public wrappers
+ * are as they were: one out-of-line function per operation and format that steps the random index.
+ */
 #include <math.h>
 
 #include "bench_scalar.h"
@@ -132,7 +135,77 @@ before_mulAdd_k(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b, uint32_t 
     return fpe_add_terms(f, env, sp, ex, x, uc.sign, ey, y);
 }
 
+/* fpe_round_f64_fast as it was: the five IEEE modes */
+static inline __attribute__((always_inline)) bool
+before_round_f64_fast(fpe_format_id f, fpe_env *env, uint64_t u, uint32_t *out)
+{
+    const uint64_t mag = u & 0x7FFFFFFFFFFFFFFFull;
+    const int32_t E = (int32_t)(mag >> 52) - 1023;
+    if (E < fk_emin(f) || E >= fk_emax(f)) return false;
+    const int shift = 52 - fk_fbits(f);
+    const bool sign = u >> 63;
+    const uint64_t h = mag - ((uint64_t)(1023 - fk_bias(f)) << 52);
+    const uint64_t ulp_m1 = ((uint64_t)1 << shift) - 1;
+    const uint64_t rem = h & ulp_m1;
+    const int mode = env->round;
+    if (mode > FPE_RU) return false;
+    env->flags |= rem != 0 ? FPE_FLAG_INEXACT : 0;
+    const uint64_t half = (uint64_t)1 << (shift - 1);
+    const uint64_t away = mode == FPE_RD ? sign : mode == FPE_RU ? !sign : 0;
+    const uint64_t bias = mode == FPE_RNE   ? half - 1 + ((h >> shift) & 1)
+                          : mode == FPE_RNA ? half
+                                            : ((uint64_t)0 - away) & ulp_m1;
+    *out = (sign ? fk_sign(f) : 0) | (uint32_t)((h + bias) >> shift);
+    return true;
+}
+
+static __attribute__((noinline)) uint32_t before_mul_general_next(fpe_format_id f, fpe_env *env,
+                                                                  uint32_t a, uint32_t b)
+{
+    FPE_NEXT_INDEX(env, fpe_mul_general(f, env, a, b));
+}
+
+static __attribute__((noinline)) uint32_t before_add_general_next(fpe_format_id f, fpe_env *env,
+                                                                  uint32_t a, uint32_t b)
+{
+    FPE_NEXT_INDEX(env, fpe_add_general(f, env, a, b, false));
+}
+
+/* fpe_add_fast as it was: the sum exact in binary64, rounded in five modes */
+static inline __attribute__((always_inline)) bool
+before_add_fast(fpe_format_id f, fpe_env *env, uint32_t a, uint32_t b, uint32_t *r)
+{
+    if (!fk_is_normal(f, a) || !fk_is_normal(f, b)) return false;
+    const uint32_t ea = fk_expfield(f, a), eb = fk_expfield(f, b);
+    if ((ea > eb ? ea - eb : eb - ea) > (uint32_t)(52 - fk_p(f))) return false;
+    const double x = fpe_f64_from_bits(fpe_normal_to_f64_bits(f, a));
+    const double y = fpe_f64_from_bits(fpe_normal_to_f64_bits(f, b));
+    return before_round_f64_fast(f, env, fpe_f64_bits(x + y), r);
+}
+
 #define DEFINE(F, T, K)                                                                            \
+    T bench_before_##F##_add(fpe_env *env, T a, T b)                                               \
+    {                                                                                              \
+        uint32_t r;                                                                                \
+        if (before_add_fast(K, env, a, b, &r)) {                                                   \
+            env->sr_index++;                                                                       \
+            return (T)r;                                                                           \
+        }                                                                                          \
+        return (T)before_add_general_next(K, env, a, b);                                           \
+    }                                                                                              \
+    T bench_before_##F##_mul(fpe_env *env, T a, T b)                                               \
+    {                                                                                              \
+        uint32_t r;                                                                                \
+        if (fk_is_normal(K, a) && fk_is_normal(K, b) &&                                            \
+            before_round_f64_fast(K, env,                                                          \
+                                  fpe_f64_bits(fpe_f64_from_bits(fpe_normal_to_f64_bits(K, a)) *   \
+                                               fpe_f64_from_bits(fpe_normal_to_f64_bits(K, b))),   \
+                                  &r)) {                                                           \
+            env->sr_index++;                                                                       \
+            return (T)r;                                                                           \
+        }                                                                                          \
+        return (T)before_mul_general_next(K, env, a, b);                                           \
+    }                                                                                              \
     T bench_before_##F##_div(fpe_env *env, T a, T b)                                               \
     {                                                                                              \
         FPE_NEXT_INDEX(env, (T)before_div_k(K, env, a, b));                                        \

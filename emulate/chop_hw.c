@@ -26,6 +26,7 @@ bool fpe_chop_hw_enable(bool on)
 {
     const bool was = fpe_chop_hw_allowed();
     atomic_store(&hw_allowed, on ? 1 : 0);
+    atomic_store(&fpe_host_scalar_state, -1); /* read again at the next scalar call */
     return was;
 }
 

@@ -13,8 +13,8 @@
  * to the scalar conversion, each for every binary32 input.
  *
  * AMPSCOPE_EMU_PORTABLE=1 in the environment (read once) or fpe_chop_hw_enable(false) keeps the
- * portable loops for both: for tests and benchmarks that compare them, and for anyone who
- * suspects the hardware. */
+ * portable loops for both, and the portable scalar code of mul, div and sqrt (scalar_host.h):
+ * for tests and benchmarks that compare them, and for anyone who suspects the hardware. */
 #ifndef AMPSCOPE_EMULATE_CHOP_HW_H
 #define AMPSCOPE_EMULATE_CHOP_HW_H
 
@@ -85,8 +85,9 @@ FPE_HIDDEN void fpe_chop_bf16_block(const fpe_env *env, const float *restrict in
                                     uint16_t *restrict out, float *restrict fout,
                                     const uint32_t *restrict rnd, size_t n, chop_tally *t);
 
-/* Allow (the default, unless AMPSCOPE_EMU_PORTABLE=1) or forbid the host paths (both above);
- * returns the previous setting.  Process-wide: for tests and benchmarks. */
+/* Allow (the default, unless AMPSCOPE_EMU_PORTABLE=1) or forbid the host paths (both above,
+ * and the scalar ones: scalar_host.h); returns the previous setting.  Process-wide: for tests
+ * and benchmarks. */
 FPE_HIDDEN bool fpe_chop_hw_enable(bool on);
 FPE_HIDDEN bool fpe_chop_hw_allowed(void); /* the current setting */
 

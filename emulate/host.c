@@ -2,6 +2,8 @@
  * <cpuid.h>) and, for the AVX state, XGETBV: the OS must save the YMM registers. */
 #include "host.h"
 
+#include "chop_hw.h"
+
 #include <stdatomic.h>
 
 #if defined(__x86_64__) && defined(__GNUC__) /* and clang */
@@ -40,3 +42,17 @@ bool fpe_host_avx2_f16c(void) { return (host_features() & 6) == 6; }
 bool fpe_host_avx2(void) { return false; }
 bool fpe_host_avx2_f16c(void) { return false; }
 #endif
+
+atomic_int fpe_host_scalar_state = -1;
+
+int fpe_host_scalar_read(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    const int host = FPE_HOST_SCALAR_B64 | (fpe_host_avx2_f16c() ? FPE_HOST_SCALAR_F16C : 0);
+#else
+    const int host = 0;
+#endif
+    const int v = fpe_chop_hw_allowed() ? host : 0;
+    atomic_store_explicit(&fpe_host_scalar_state, v, memory_order_relaxed);
+    return v;
+}

@@ -53,6 +53,10 @@ add_ampscope_test(NAME test_chop_scalar SOURCES test_chop_scalar.c LIBS ${AMPSCO
                   TIMEOUT 900)
 add_ampscope_test(NAME test_emulate_convert SOURCES test_emulate_convert.c
                   LIBS ${AMPSCOPE_EMU_TEST_LIBS} TIMEOUT 900)
+# fp32 sqrt's portable code (its host path: emulate/scalar_host.h)
+add_ampscope_test_entry(NAME test_emulate_convert_portable TARGET test_emulate_convert
+                        TIMEOUT 900)
+set_tests_properties(test_emulate_convert_portable PROPERTIES ENVIRONMENT AMPSCOPE_EMU_PORTABLE=1)
 
 # Every fp16 and bf16 input of every unary operation, one entry per format.
 add_executable(test_emulate_unary test_emulate_unary.c)
@@ -60,6 +64,12 @@ target_link_libraries(test_emulate_unary PRIVATE ${AMPSCOPE_EMU_TEST_LIBS} PkgCo
 foreach(fmt fp16 bf16)
   add_ampscope_test_entry(NAME test_emulate_unary_${fmt} TARGET test_emulate_unary
                           ARGS ${fmt} TIMEOUT 900)
+endforeach()
+foreach(fmt fp16 bf16) # sqrt's portable code (see the host paths below)
+  add_ampscope_test_entry(NAME test_emulate_unary_${fmt}_portable TARGET test_emulate_unary
+                          ARGS ${fmt} TIMEOUT 900)
+  set_tests_properties(test_emulate_unary_${fmt}_portable PROPERTIES
+                       ENVIRONMENT AMPSCOPE_EMU_PORTABLE=1)
 endforeach()
 
 # add, sub, mul, div, mulAdd: special-value tables and random operands, one entry
@@ -71,6 +81,16 @@ foreach(fmt fp16 bf16 fp32)
     add_ampscope_test_entry(NAME test_emulate_arith_${fmt}_${op} TARGET test_emulate_arith
                             ARGS ${fmt} ${op} TIMEOUT 900)
   endforeach()
+endforeach()
+# mul, div, sqrt and fp32 add, sub and mulAdd have host paths (emulate/scalar_host.h: fp16 on
+# F16C, bf16 and fp32 through binary64) where the CPU has them; the entries above test the path
+# the host takes, these the portable code
+foreach(case fp16_mul fp16_div bf16_mul bf16_div fp32_add fp32_sub fp32_mul fp32_div fp32_mulAdd)
+  string(REPLACE "_" ";" fmt_op ${case})
+  add_ampscope_test_entry(NAME test_emulate_arith_${case}_portable TARGET test_emulate_arith
+                          ARGS ${fmt_op} TIMEOUT 900)
+  set_tests_properties(test_emulate_arith_${case}_portable PROPERTIES
+                       ENVIRONMENT AMPSCOPE_EMU_PORTABLE=1)
 endforeach()
 
 # ---- exhaustive (opt-in: ctest -L exhaustive) -----------------------------------

@@ -19,6 +19,7 @@
 
 #include "check_main.h"
 #include "chop_vs_scalar.h"
+#include "host.h" /* the scalar host paths */
 #include "test_support.h"
 
 #define N_MAX 5003
@@ -308,6 +309,19 @@ START_TEST(test_hardware_path_where)
                 ck_assert_int_eq(fpe_chop_hw_applies(&env, fmt), want);
                 ck_assert_int_eq(fpe_chop_bf16_applies(&env, fmt), want_bf16);
             }
+    /* the scalar host paths (emulate/scalar_host.h): fp16 where the array path's F16C is, bf16
+     * and fp32 on every x86-64 host, neither when the host paths are off */
+    bool x86 = false;
+#if defined(__x86_64__)
+    x86 = !(portable && portable[0] && strcmp(portable, "0") != 0);
+#endif
+    const int scalar = fpe_host_scalar_read();
+    ck_assert_int_eq((scalar & FPE_HOST_SCALAR_F16C) != 0, host);
+    ck_assert_int_eq((scalar & FPE_HOST_SCALAR_B64) != 0, x86);
+    const bool was = fpe_chop_hw_enable(false);
+    ck_assert_int_eq(fpe_host_scalar_read(), 0);
+    fpe_chop_hw_enable(was);
+    ck_assert_int_eq(fpe_host_scalar_read(), scalar);
 }
 END_TEST
 

@@ -11,9 +11,15 @@
  *             get right: exact quotients (and, on the div entry, exact square
  *             roots, the same construction), exact and exactly cancelling
  *             fma sums, and fma at every exponent gap across the alignment
- *             and binary64 limits; every mode, both tininess rules.
+ *             and binary64 limits; every mode, both tininess rules;
+ *   host fenv the same results, flags and random index whatever the host's
+ *             floating-point environment: each host rounding mode, and on
+ *             x86-64 the MXCSR's FTZ and DAZ (the host paths of
+ *             emulate/scalar_host.h compute in it); the div entry checks sqrt
+ *             too.
  */
 #include <check.h>
+#include <fenv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +27,10 @@
 #include "oracle.h"
 #include "test_support.h"
 #include "check_main.h"
+
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 static fpe_format_id g_fmt = FPE_FMT_F16;
 static orc_op g_op = ORC_ADD;
@@ -84,6 +94,71 @@ START_TEST(test_random)
     }
     ck_assert_msg(ts_checker_summary(&ck) == 0, "%s: %llu mismatches", what,
                   (unsigned long long)ck.mismatches);
+}
+END_TEST
+
+/* Host setting h: 0-3 a rounding mode, 4-5 round-to-nearest and upward with FTZ and DAZ. */
+static void host_fenv_set(int h)
+{
+    static const int modes[] = {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO, FE_TONEAREST};
+    fesetround(h < 4 ? modes[h] : h == 4 ? FE_TONEAREST : FE_UPWARD);
+#if defined(__x86_64__)
+    if (h >= 4) _mm_setcsr(_mm_getcsr() | 0x8040u);
+#endif
+}
+
+static void host_fenv_reset(unsigned csr)
+{
+    fesetround(FE_TONEAREST);
+#if defined(__x86_64__)
+    _mm_setcsr(csr);
+#else
+    (void)csr;
+#endif
+}
+
+START_TEST(test_host_fenv)
+{
+    const orc_op ops_list[2] = {g_op, ORC_SQRT};
+    const int n_ops = g_op == ORC_DIV ? 2 : 1;
+#if defined(__x86_64__)
+    const unsigned csr = _mm_getcsr();
+#else
+    const unsigned csr = 0;
+#endif
+    ts_rng rng;
+    ts_rng_init(&rng, ts_seed() + 4099u * (uint64_t)g_op + 31u * g_fmt);
+    uint64_t checked = 0, mismatches = 0;
+    for (int h = 0; h < 6; h++)
+        for (int k = 0; k < n_ops; k++)
+            for (int mode = 0; mode < FPE_ROUND_COUNT; mode++)
+                for (int i = 0; i < 4000; i++) {
+                    const orc_op op = ops_list[k];
+                    uint64_t ops[3];
+                    ts_random_operands(&rng, op, g_fmt, ops);
+                    fpe_env e_host = ts_env(mode, i & 1);
+                    e_host.sr_seed = 12345;
+                    e_host.sr_index = (uint64_t)i * 3;
+                    fpe_env e_plain = e_host;
+                    host_fenv_set(h);
+                    const uint64_t r_host = ts_emu_op(op, g_fmt, &e_host, ops);
+                    host_fenv_reset(csr);
+                    const uint64_t r_plain = ts_emu_op(op, g_fmt, &e_plain, ops);
+                    checked++;
+                    if (r_host == r_plain && e_host.flags == e_plain.flags &&
+                        e_host.sr_index == e_plain.sr_index)
+                        continue;
+                    if (mismatches++ < 8)
+                        printf("MISMATCH %s %s host setting %d mode %s operands %llx %llx %llx: "
+                               "%llx flags %02x under it, %llx flags %02x without\n",
+                               oracle_op_name(op), ts_format_name(g_fmt), h, ts_mode_names[mode],
+                               (unsigned long long)ops[0], (unsigned long long)ops[1],
+                               (unsigned long long)ops[2], (unsigned long long)r_host, e_host.flags,
+                               (unsigned long long)r_plain, e_plain.flags);
+                }
+    printf("%s %s, host fenv: %llu checked, %llu mismatches\n", oracle_op_name(g_op),
+           ts_format_name(g_fmt), (unsigned long long)checked, (unsigned long long)mismatches);
+    ck_assert_uint_eq(mismatches, 0);
 }
 END_TEST
 
@@ -205,6 +280,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_specials);
     tcase_add_loop_test(tc, test_random, 0, FPE_ROUND_COUNT);
     tcase_add_test(tc, test_exact_cases);
+    tcase_add_test(tc, test_host_fenv);
     suite_add_tcase(s, tc);
     return ts_run_suite(s);
 }

@@ -61,22 +61,28 @@ bad=$(printf '%s\n' "$rows" | awk -F, 'NF != 9 || !($5 > 0) || !($6 > 0) || ($9 
 expect_out_has 'fma,bf16,stoch_prop,gradient,'
 expect_out_has 'sqrt,fp16,minMag,normal,'
 
-# The scalar div, sqrt and fma table alone, as CSV: the library agreed with the code before
-# issue 19 on every result and flag (else the status is 1); 3 ops x 3 formats x 2 input sets x
-# 8 modes; the targeted rows (normal inputs, deterministic modes) say pass or miss.
+# The scalar div, sqrt, fma, mul and add table alone, as CSV: the library agreed with the code
+# before issue 19 on every result and flag (else the status is 1); 5 ops x 3 formats x 2 input
+# sets x 8 modes; the targeted rows (normal inputs, deterministic modes; of mul, fp16's and
+# fp32's, of add, fp32's) say pass or miss, with their target (2.1, fp16 mul 1.5, fp32 1.4).
 run "$A" bench emu --scalar --quick --csv
 expect_status 0
 expect_err_empty
 header='operation,format,inputs,mode,before,after,after/before,target,status'
 [[ $(printf '%s\n' "$OUT" | head -n 1) == "$header" ]] || fail "scalar CSV header"
 rows=$(printf '%s\n' "$OUT" | tail -n +2)
-[[ $(printf '%s\n' "$rows" | wc -l) == 144 ]] || fail "scalar CSV: not 144 rows"
+[[ $(printf '%s\n' "$rows" | wc -l) == 240 ]] || fail "scalar CSV: not 240 rows"
 bad=$(printf '%s\n' "$rows" | awk -F, 'NF != 9 || !($5 > 0) || !($6 > 0) || $9 == "DIFFER" ||
     ($8 != "" && $9 != "pass" && $9 != "miss")' | wc -l)
 [[ $bad == 0 ]] || fail "$bad malformed scalar CSV rows"
-for want in 'div,fp16,normal,near_even,' 'fma,fp32,edge,stoch_prop,' 'sqrt,bf16,normal,odd,'; do
+for want in 'div,fp16,normal,near_even,' 'fma,fp32,edge,stoch_prop,' 'sqrt,bf16,normal,odd,' \
+    'mul,fp32,edge,min,' 'add,bf16,edge,odd,'; do
     expect_out_has "$want"
 done
+targets=$(printf '%s\n' "$rows" | awk -F, '($1 == "mul" || $1 == "add") && $8 != "" {
+    print $1 "," $2 "," $3 "," $8}' | sort -u | tr '\n' ' ')
+[[ $targets == 'add,fp32,normal,1.4 mul,fp16,normal,1.5 mul,fp32,normal,1.4 ' ]] ||
+    fail "mul and add targets: $targets"
 
 # bench allreduce: a header and 12 rows (the fp32 loop and three presets at 2, 8, 64 ranks),
 # each with a positive rate and a ratio to the loop; bad --elements exits 2 with one line.
