@@ -31,7 +31,7 @@ FPE_FOR_FORMATS(DEFINE_PORTABLE)
     {                                                                                              \
         const __m128d x = _mm_cvtss_sd(_mm_setzero_pd(), F16C_WIDEN(a));                           \
         const __m128d y = _mm_cvtss_sd(_mm_setzero_pd(), F16C_WIDEN(b));                           \
-        const uint64_t q = (uint64_t)_mm_cvtsi128_si64(_mm_castpd_si128(_mm_div_sd(x, y)));        \
+        const uint64_t q = HOST_BITS_B64(_mm_div_sd(x, y));                                        \
         if (!f16c_in_range_f64(q)) return (uint16_t)div_general_next(FPE_FMT_F16, env, a, b);      \
         return F16C_ROUND(env, f16c_odd_f32(q), IMM, HALF, ODD);                                   \
     }
