@@ -29,8 +29,8 @@ FPE_FOR_FORMATS(DEFINE_PORTABLE)
 #define HW_DIV(NAME, IMM, HALF, ODD)                                                               \
     F16C_TARGET static uint16_t NAME(fpe_env *env, uint16_t a, uint16_t b)                         \
     {                                                                                              \
-        const __m128d x = _mm_cvtss_sd(_mm_setzero_pd(), F16C_WIDEN(a));                           \
-        const __m128d y = _mm_cvtss_sd(_mm_setzero_pd(), F16C_WIDEN(b));                           \
+        const __m128d x = F16C_WIDEN_B64(a);                                                       \
+        const __m128d y = F16C_WIDEN_B64(b);                                                       \
         const uint64_t q = HOST_BITS_B64(_mm_div_sd(x, y));                                        \
         if (!f16c_in_range_f64(q)) return (uint16_t)div_general_next(FPE_FMT_F16, env, a, b);      \
         return F16C_ROUND(env, f16c_odd_f32(q), IMM, HALF, ODD);                                   \

@@ -38,20 +38,19 @@ static int host_features(void)
 
 bool fpe_host_avx2(void) { return (host_features() & 2) != 0; }
 bool fpe_host_avx2_f16c(void) { return (host_features() & 6) == 6; }
+/* scalar_host.h's binary64 paths need only x86-64's SSE2 */
+static const int host_scalar_b64 = FPE_HOST_SCALAR_B64;
 #else
 bool fpe_host_avx2(void) { return false; }
 bool fpe_host_avx2_f16c(void) { return false; }
+static const int host_scalar_b64 = 0;
 #endif
 
 atomic_int fpe_host_scalar_state = -1;
 
 int fpe_host_scalar_read(void)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    const int host = FPE_HOST_SCALAR_B64 | (fpe_host_avx2_f16c() ? FPE_HOST_SCALAR_F16C : 0);
-#else
-    const int host = 0;
-#endif
+    const int host = host_scalar_b64 | (fpe_host_avx2_f16c() ? FPE_HOST_SCALAR_F16C : 0);
     const int v = fpe_chop_hw_allowed() ? host : 0;
     atomic_store_explicit(&fpe_host_scalar_state, v, memory_order_relaxed);
     return v;

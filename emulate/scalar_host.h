@@ -54,11 +54,16 @@ static inline bool f16c_in_range_f32(uint32_t u)
     return (u & 0x7FFFFFFFu) - (113u << 23) < (29u << 23);
 }
 
-/* The same for binary64 bits u. */
-static inline bool f16c_in_range_f64(uint64_t u)
+/* Whether binary64 bits u lie in [2^EMIN, 2^EMAX) in magnitude (false for zeros, infinities,
+ * NaNs); EMIN < EMAX are constants within binary64's normal range. */
+static inline __attribute__((always_inline)) bool host_b64_between(uint64_t u, int emin, int emax)
 {
-    return (u & 0x7FFFFFFFFFFFFFFFull) - ((uint64_t)(1023 - 14) << 52) < ((uint64_t)29 << 52);
+    return (u & 0x7FFFFFFFFFFFFFFFull) - ((uint64_t)(1023 + emin) << 52) <
+           ((uint64_t)(emax - emin) << 52);
 }
+
+/* The same as f16c_in_range_f32 for binary64 bits u */
+static inline bool f16c_in_range_f64(uint64_t u) { return host_b64_between(u, -14, 15); }
 
 /* Binary64 bits u (in range) rounded to odd at binary32's 24 bits: truncated, the last bit set
  * when a discarded bit is. */
@@ -71,8 +76,10 @@ static inline __m128 f16c_odd_f32(uint64_t u)
     return _mm_castsi128_ps(_mm_cvtsi32_si128((int)r));
 }
 
-/* An fp16 operand exactly as binary32 */
-#define F16C_WIDEN(h) _mm_cvtph_ps(_mm_cvtsi32_si128(h))
+/* An fp16 operand exactly as binary32, and as binary64 (an fp16 subnormal is a binary32
+ * normal, which the MXCSR's DAZ leaves alone) */
+#define F16C_WIDEN(h)     _mm_cvtph_ps(_mm_cvtsi32_si128(h))
+#define F16C_WIDEN_B64(h) _mm_cvtss_sd(_mm_setzero_pd(), F16C_WIDEN(h))
 
 /* The public function NAME returning T (PARAMS: its parameters; CALL: the same names):
  * KERNEL##_rne, _rna, _rz, _rd, _ru, _ro in the six deterministic modes where the host paths apply
@@ -123,10 +130,7 @@ static inline __m128 f16c_odd_f32(uint64_t u)
 
 /* Whether binary64 bits u lie in [2^-126, 2^127) in magnitude (false for zeros, infinities,
  * NaNs): normal and not overflowing in bf16 and fp32, in every mode. */
-static inline bool host_in_range_b64(uint64_t u)
-{
-    return (u & 0x7FFFFFFFFFFFFFFFull) - ((uint64_t)(1023 - 126) << 52) < ((uint64_t)253 << 52);
-}
+static inline bool host_in_range_b64(uint64_t u) { return host_b64_between(u, -126, 127); }
 
 /* Binary64 bits u (in range) rounded to P bits (8: bf16, 24: fp32) in MODE, a compile-time
  * constant: the magnitude plus the mode's bias below the kept bits, truncated (a carry into

@@ -27,7 +27,7 @@ FPE_FOR_FORMATS(DEFINE_PORTABLE)
 #define HW_SQRT(NAME, IMM, HALF, ODD)                                                              \
     F16C_TARGET static uint16_t NAME(fpe_env *env, uint16_t a)                                     \
     {                                                                                              \
-        const __m128d x = _mm_cvtss_sd(_mm_setzero_pd(), F16C_WIDEN(a));                           \
+        const __m128d x = F16C_WIDEN_B64(a);                                                       \
         const uint64_t s = HOST_BITS_B64(_mm_sqrt_sd(x, x));                                       \
         if (!f16c_in_range_f64(s)) return (uint16_t)sqrt_general_next(FPE_FMT_F16, env, a);        \
         return F16C_ROUND(env, f16c_odd_f32(s), IMM, HALF, ODD);                                   \

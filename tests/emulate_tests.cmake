@@ -82,10 +82,11 @@ foreach(fmt fp16 bf16 fp32)
                             ARGS ${fmt} ${op} TIMEOUT 900)
   endforeach()
 endforeach()
-# mul, div, sqrt and fp32 add, sub and mulAdd have host paths (emulate/scalar_host.h: fp16 on
+# add, sub, mul, div, sqrt and fp32 mulAdd have host paths (emulate/scalar_host.h: fp16 on
 # F16C, bf16 and fp32 through binary64) where the CPU has them; the entries above test the path
 # the host takes, these the portable code
-foreach(case fp16_mul fp16_div bf16_mul bf16_div fp32_add fp32_sub fp32_mul fp32_div fp32_mulAdd)
+foreach(case fp16_add fp16_sub fp16_mul fp16_div bf16_add bf16_sub bf16_mul bf16_div
+             fp32_add fp32_sub fp32_mul fp32_div fp32_mulAdd)
   string(REPLACE "_" ";" fmt_op ${case})
   add_ampscope_test_entry(NAME test_emulate_arith_${case}_portable TARGET test_emulate_arith
                           ARGS ${fmt_op} TIMEOUT 900)
