@@ -1,14 +1,14 @@
-/* scalar_host.h: scalar operations on the host's instructions (x86-64; mul.c, div.c, sqrt.c,
- * and fp32's add.c and mulAdd.c).
+/* scalar_host.h: scalar operations on the host's instructions (x86-64; add.c, mul.c, div.c,
+ * sqrt.c, and fp32's mulAdd.c).
  *
  * fp16 on F16C: vcvtph2ps widens any fp16 operand exactly to binary32 (subnormals too), and
  * vcvtps2ph rounds binary32 to fp16 in the mode of its immediate (the MXCSR's rounding control,
  * FTZ and DAZ play no part): near_even, minMag, min and max; near_maxMag and odd are made from
  * minMag (F16C_ROUND).  bf16 and fp32: cvtss2sd widens an operand exactly to binary64 (a
  * binary32 subnormal too, unless the host's MXCSR has DAZ: then a product, quotient or root is
- * a zero, an infinity or a NaN and leaves the path; fp32 add takes no subnormal operand and
- * mulAdd checks the MXCSR), and the binary64 result is rounded by its bits, a bias and a
- * truncation chosen per mode at compile time (host_round_b64); fp32 mulAdd rounds the
+ * a zero, an infinity or a NaN and leaves the path; bf16 and fp32 add take no subnormal
+ * operand and mulAdd checks the MXCSR), and the binary64 result is rounded by its bits, a bias and
+ * a truncation chosen per mode at compile time (host_round_b64); fp32 mulAdd rounds the
  * round-to-odd sum at 53 bits (host_odd_sum_b64).
  *
  * An operation takes these paths only for a result that is normal and cannot overflow in the
